@@ -1,0 +1,50 @@
+package scope
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+)
+
+// PanicError is a recovered panic: the value passed to panic and the stack of
+// the goroutine that panicked, captured where it was recovered. Match it with
+// [errors.As].
+type PanicError struct {
+	// Value is the value passed to panic.
+	Value any
+	// Stack is the panicking goroutine's stack, as [debug.Stack] formats it.
+	Stack []byte
+}
+
+// Error returns "panic: " followed by the value and the stack.
+func (p *PanicError) Error() string {
+	return fmt.Sprintf("panic: %v\n\n%s", p.Value, p.Stack)
+}
+
+// Unwrap returns the panic value when it is an error, so that errors.Is and
+// errors.As see through a panic(err); otherwise it returns nil.
+func (p *PanicError) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}
+
+// recovered turns a value returned by recover into a *PanicError carrying the
+// current stack. It must be called from the deferred function that recovered.
+func recovered(v any) *PanicError {
+	return &PanicError{Value: v, Stack: debug.Stack()}
+}
+
+// Call runs f with ctx and classifies what it did: it returns f's error, or a
+// *PanicError if f panicked (the panic does not propagate), together with the
+// Exit [ExitOf] gives for that error. Call is the scope-free core of [Run], for
+// code that settles its own work from the Exit.
+func Call(ctx context.Context, f func(context.Context) error) (exit Exit, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			p := recovered(v)
+			exit, err = Exit{kind: KindPanic, err: p}, p
+		}
+	}()
+	err = f(ctx)
+	return ExitOf(ctx, err), err
+}
