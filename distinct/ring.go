@@ -1,0 +1,168 @@
+package distinct
+
+// ring is a growable FIFO ring buffer addressed by absolute positions: the
+// n-th item ever pushed since the last reset has position base+n, and keeps it
+// for as long as it stays in the ring. Positions double as the queue order.
+type ring[T any] struct {
+	buf  []T    // len is zero or a power of two
+	head uint64 // position of the oldest item
+	tail uint64 // position the next push gets
+}
+
+// minRing is the smallest buffer a ring allocates, and the size it shrinks to.
+const minRing = 16
+
+func (r *ring[T]) len() int { return int(r.tail - r.head) }
+
+// push appends x and returns its position.
+func (r *ring[T]) push(x T) uint64 {
+	if r.len() == len(r.buf) {
+		r.resize(max(2*len(r.buf), minRing))
+	}
+	pos := r.tail
+	r.buf[pos&uint64(len(r.buf)-1)] = x
+	r.tail++
+	return pos
+}
+
+// pop removes and returns the oldest item and its position. The ring must not
+// be empty. The vacated slot is zeroed so the item can be collected.
+func (r *ring[T]) pop() (T, uint64) {
+	pos := r.head
+	i := pos & uint64(len(r.buf)-1)
+	x := r.buf[i]
+	var zero T
+	r.buf[i] = zero
+	r.head++
+	if n := len(r.buf); n > minRing && r.len() < n/4 {
+		r.resize(n / 2)
+	}
+	return x, pos
+}
+
+// at returns the item at position pos, which must be in [head, tail).
+func (r *ring[T]) at(pos uint64) T { return r.buf[pos&uint64(len(r.buf)-1)] }
+
+// reset empties the ring; the next push gets position base.
+func (r *ring[T]) reset(base uint64) {
+	*r = ring[T]{head: base, tail: base}
+}
+
+// resize moves the items to a buffer of n slots (a power of two ≥ len).
+func (r *ring[T]) resize(n int) {
+	buf := make([]T, n)
+	for p := r.head; p < r.tail; p++ {
+		buf[p&uint64(n-1)] = r.at(p)
+	}
+	r.buf = buf
+}
+
+// stampResolution is how far apart enqueue-time checkpoints are at least:
+// items added within it of the last checkpoint share its time.
+const stampResolution = 1000 // nanoseconds
+
+// stamp records that the items from position pos on were enqueued at or after
+// at (nanoseconds since the queue's epoch), until the next stamp.
+type stamp struct {
+	pos uint64
+	at  int64
+}
+
+// stamps maps ring positions to enqueue times with one checkpoint per
+// stampResolution of adds rather than one per item, so a queue filled in a
+// burst spends almost nothing on timestamps. An item's enqueue time is that of
+// the last stamp at or before its position: exact when adds are more than
+// stampResolution apart, otherwise at most stampResolution early.
+type stamps struct {
+	s    []stamp
+	head int // stamps before head cover positions that have left the ring
+}
+
+// note records that the item at pos was enqueued at at. Positions and times
+// must not decrease between calls.
+func (st *stamps) note(pos uint64, at int64) {
+	if n := len(st.s); n > st.head && at-st.s[n-1].at < stampResolution {
+		return
+	}
+	st.s = append(st.s, stamp{pos, at})
+}
+
+// pop returns the enqueue time of the item at pos, the oldest in the ring, and
+// forgets the stamps that only covered older positions.
+func (st *stamps) pop(pos uint64) int64 {
+	for st.head+1 < len(st.s) && st.s[st.head+1].pos <= pos {
+		st.head++
+	}
+	if st.head >= 64 && st.head > len(st.s)/2 {
+		n := copy(st.s, st.s[st.head:])
+		clear(st.s[n:])
+		st.s = st.s[:n]
+		st.head = 0
+	}
+	return st.s[st.head].at
+}
+
+// find returns the enqueue time of the item at pos, anywhere in the ring.
+func (st *stamps) find(pos uint64) int64 {
+	live := st.s[st.head:]
+	lo, hi := 0, len(live) // the answer is the last stamp with pos ≤ the target
+	for lo+1 < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if live[mid].pos <= pos {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return live[lo].at
+}
+
+// retried is a queued item that a failed scope put back: it keeps the
+// position and enqueue time it had before it was taken.
+type retried[T any] struct {
+	x   T
+	pos uint64
+	at  int64
+}
+
+// retryHeap is a min-heap of retried items by position.
+type retryHeap[T any] []retried[T]
+
+func (h *retryHeap[T]) push(r retried[T]) {
+	*h = append(*h, r)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if s[parent].pos <= s[i].pos {
+			break
+		}
+		s[parent], s[i] = s[i], s[parent]
+		i = parent
+	}
+}
+
+func (h *retryHeap[T]) pop() retried[T] {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s[last] = retried[T]{}
+	s = s[:last]
+	*h = s
+	for i := 0; ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(s) && s[l].pos < s[least].pos {
+			least = l
+		}
+		if r < len(s) && s[r].pos < s[least].pos {
+			least = r
+		}
+		if least == i {
+			break
+		}
+		s[i], s[least] = s[least], s[i]
+		i = least
+	}
+	return top
+}

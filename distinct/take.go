@@ -1,0 +1,238 @@
+package distinct
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jobkit/jobkit/scope"
+)
+
+// batch is the set of items one Take or Process handed out. It is the
+// scope's finalizer for a Take. Batches are reused once settled.
+type batch[T comparable] struct {
+	q       *Queue[T]
+	owner   *scope.Scope // the scope of a Take; nil for Process
+	takenAt int64
+	keys    []T
+	flights []flight
+}
+
+// flight is what the queue remembers of an item while it is in progress.
+type flight struct {
+	counts
+	pos     uint64 // original position, where a failure puts it back
+	at      int64  // enqueue time
+	rerun   bool   // added again while in progress (Config.Rerun)
+	settled bool
+}
+
+// maxFree bounds the batches kept for reuse, and maxFreeCap the size of one.
+const (
+	maxFree    = 256
+	maxFreeCap = 1024
+)
+
+// Take waits until at least one item is queued, then takes between 1 and max
+// of them in FIFO order, marks them in progress, and registers one finalizer
+// on s that settles them when s closes: success removes them, failure (an
+// error, a panic or an interruption) puts them back as queued in their
+// original positions. Items can also be settled one by one before s closes,
+// with Complete and Fail.
+//
+// If ctx is done first, Take returns ctx's error and changes nothing. Once
+// the queue is closed and nothing is queued it returns ErrClosed. It returns
+// scope.ErrClosed if s is closed, and an error wrapping ErrInvalid for a nil
+// ctx or s or a max below one. The returned slice belongs to the caller.
+func (q *Queue[T]) Take(ctx context.Context, s *scope.Scope, max int) ([]T, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil scope", ErrInvalid)
+	}
+	if err := checkTake(ctx, max); err != nil {
+		return nil, err
+	}
+	if s.Closed() {
+		return nil, scope.ErrClosed
+	}
+	b, err := q.take(ctx, max, s)
+	if err != nil {
+		return nil, err
+	}
+	items := slices.Clone(b.keys)
+	if !s.TryAdd(b) { // s closed meanwhile: undo the take
+		_ = q.lock(nil)
+		q.settleAllLocked(b, restore)
+		q.mu.Unlock()
+		return nil, scope.ErrClosed
+	}
+	return items, nil
+}
+
+// Process takes a batch as Take does and calls f with it, as if inside a
+// scope of its own that closes when f returns: if f returns nil the items are
+// removed; if it returns an error, panics, or returns an error caused by the
+// cancellation of ctx, they go back to their original positions. A panic in f
+// is returned as a *scope.PanicError; otherwise Process returns f's error.
+//
+// Process allocates nothing in steady state. The items slice is reused after
+// f returns: f must not keep it.
+func (q *Queue[T]) Process(ctx context.Context, max int, f func(ctx context.Context, items []T) error) error {
+	if f == nil {
+		return fmt.Errorf("%w: nil function", ErrInvalid)
+	}
+	if err := checkTake(ctx, max); err != nil {
+		return err
+	}
+	b, err := q.take(ctx, max, nil)
+	if err != nil {
+		return err
+	}
+	exit, err := scope.Call(ctx, func(ctx context.Context) error { return f(ctx, b.keys) })
+	_ = b.Finalize(exit)
+	return err
+}
+
+func checkTake(ctx context.Context, max int) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalid)
+	}
+	if max < 1 {
+		return fmt.Errorf("%w: max %d < 1", ErrInvalid, max)
+	}
+	return nil
+}
+
+func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope) (*batch[T], error) {
+	var b *batch[T]
+	err := q.await(ctx, &q.takeTurn, &q.activity, func() (bool, error) {
+		if len(q.queued) > 0 {
+			b = q.takeLocked(max, owner)
+			return true, nil
+		}
+		if q.closed {
+			return false, ErrClosed
+		}
+		return false, nil
+	})
+	return b, err
+}
+
+// takeLocked moves up to max queued items, at least one, into a new batch.
+func (q *Queue[T]) takeLocked(max int, owner *scope.Scope) *batch[T] {
+	n := min(max, len(q.queued))
+	var b *batch[T]
+	if k := len(q.free); k > 0 {
+		b = q.free[k-1]
+		q.free[k-1] = nil
+		q.free = q.free[:k-1]
+	} else {
+		b = &batch[T]{q: q}
+	}
+	b.owner = owner
+	b.takenAt = q.nowLocked()
+	for i := range n {
+		x, pos, at := q.popLocked()
+		f := flight{pos: pos, at: at}
+		if len(q.counts) > 0 {
+			if c, ok := q.counts[x]; ok {
+				f.counts = c
+				delete(q.counts, x)
+			}
+		}
+		delete(q.queued, x)
+		q.inProgress[x] = slot[T]{b, i}
+		b.keys = append(b.keys, x)
+		b.flights = append(b.flights, f)
+	}
+	return b
+}
+
+// outcome is how an in-progress item settles.
+type outcome uint8
+
+const (
+	complete outcome = iota // remove it
+	fail                    // put it back, counting a failed attempt
+	restore                 // put it back as if never taken
+)
+
+// Finalize settles the items of b still in progress by exit and recycles b.
+// It is the scope.Finalizer a Take registers.
+func (b *batch[T]) Finalize(exit scope.Exit) error {
+	q := b.q
+	how := complete
+	if exit.Failed() {
+		how = fail
+	}
+	_ = q.lock(nil)
+	q.settleAllLocked(b, how)
+	q.mu.Unlock()
+	return nil
+}
+
+func (q *Queue[T]) settleAllLocked(b *batch[T], how outcome) {
+	for i := range b.keys {
+		q.settleLocked(b, i, how)
+	}
+	clear(b.keys)
+	b.keys = b.keys[:0]
+	b.flights = b.flights[:0]
+	b.owner = nil
+	if len(q.free) < maxFree && cap(b.keys) <= maxFreeCap {
+		q.free = append(q.free, b)
+	}
+}
+
+func (q *Queue[T]) settleLocked(b *batch[T], i int, how outcome) {
+	f := &b.flights[i]
+	if f.settled {
+		return
+	}
+	f.settled = true
+	x := b.keys[i]
+	delete(q.inProgress, x)
+	switch {
+	case how == complete && f.rerun:
+		q.stats.Completed++
+		q.pushLocked(x)
+	case how == complete:
+		q.stats.Completed++
+		q.leftLocked()
+	default:
+		if how == fail {
+			f.attempts++
+			q.stats.Requeued++
+		}
+		q.queued[x] = struct{}{}
+		if f.counts != (counts{}) {
+			q.counts[x] = f.counts
+		}
+		q.retry.push(retried[T]{x: x, pos: f.pos, at: f.at})
+		q.activity.broadcastLocked()
+	}
+}
+
+// Complete settles x, taken under s, as done before s closes: x is removed
+// (or, under Config.Rerun, queued again if it was added meanwhile). It
+// reports whether it did anything: it does nothing if x is not in progress
+// under s, for instance because it was settled already.
+func (q *Queue[T]) Complete(s *scope.Scope, x T) bool { return q.settleOne(s, x, complete) }
+
+// Fail settles x, taken under s, as failed before s closes: x goes back to
+// its original position and its failed attempts grow by one. It reports
+// whether it did anything, as Complete does.
+func (q *Queue[T]) Fail(s *scope.Scope, x T) bool { return q.settleOne(s, x, fail) }
+
+func (q *Queue[T]) settleOne(s *scope.Scope, x T, how outcome) bool {
+	if s == nil {
+		return false
+	}
+	_ = q.lock(nil)
+	defer q.mu.Unlock()
+	sl, ok := q.inProgress[x]
+	if !ok || sl.b.owner != s {
+		return false
+	}
+	q.settleLocked(sl.b, sl.i, how)
+	return true
+}
