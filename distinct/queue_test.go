@@ -366,7 +366,12 @@ func TestCapacity(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := func() (bool, error) { defer cancel(); c, stop := context.WithCancel(ctx); stop(); return q.AddWait(c, 3) }(); !errors.Is(err, context.Canceled) {
+	if _, err := func() (bool, error) {
+		defer cancel()
+		c, stop := context.WithCancel(ctx)
+		stop()
+		return q.AddWait(c, 3)
+	}(); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled AddWait = %v", err)
 	}
 
