@@ -1,0 +1,92 @@
+package distinct_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jobkit/jobkit/distinct"
+	"github.com/jobkit/jobkit/scope"
+)
+
+// These benchmarks measure the queue alone, single-threaded; bench/ compares
+// it with its peers under concurrency.
+
+// BenchmarkQueue_Add adds distinct items to a queue that holds up to 4096 and
+// is drained between blocks (untimed), so the figure is a steady-state Add.
+func BenchmarkQueue_Add(b *testing.B) {
+	const block = 4096
+	q, _ := distinct.New[int](distinct.Config{})
+	ctx := context.Background()
+	drain := func(context.Context, []int) error { return nil }
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%block == 0 && i > 0 {
+			b.StopTimer()
+			for q.Len() > 0 {
+				_ = q.Process(ctx, block, drain)
+			}
+			b.StartTimer()
+		}
+		q.Add(i)
+	}
+}
+
+// BenchmarkQueue_AddDuplicate adds an item that is already queued.
+func BenchmarkQueue_AddDuplicate(b *testing.B) {
+	q, _ := distinct.New[int](distinct.Config{})
+	for i := range 1024 {
+		q.Add(i)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		q.Add(i & 1023)
+	}
+}
+
+// BenchmarkQueue_TakeComplete takes a batch, completes it and adds its items
+// back, with 4096 items queued; ns/op is per item.
+func BenchmarkQueue_TakeComplete(b *testing.B) {
+	for _, batch := range []int{1, 16} {
+		b.Run("impl=Process/batch="+itoa(batch), func(b *testing.B) {
+			q, _ := distinct.New[int](distinct.Config{})
+			for i := range 4096 {
+				q.Add(i)
+			}
+			ctx := context.Background()
+			var taken []int
+			keep := func(_ context.Context, items []int) error {
+				taken = append(taken[:0], items...)
+				return nil
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = q.Process(ctx, batch, keep)
+				q.AddAll(taken)
+			}
+			b.SetBytes(0)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/item")
+		})
+		b.Run("impl=Take/batch="+itoa(batch), func(b *testing.B) {
+			q, _ := distinct.New[int](distinct.Config{})
+			for i := range 4096 {
+				q.Add(i)
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				s := scope.New()
+				items, _ := q.Take(ctx, s, batch)
+				_ = s.Close(scope.Succeeded())
+				q.AddAll(items)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/item")
+		})
+	}
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}

@@ -1,0 +1,88 @@
+package distinct
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+)
+
+func TestGateReadersShareWritersExclude(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var q Queue[int]
+		q.rlock()
+		q.rlock() // readers run in parallel: a second one gets in at once
+
+		var order []string
+		wrote := make(chan struct{})
+		go func() {
+			_ = q.lock(nil)
+			order = append(order, "writer")
+			q.mu.Unlock()
+			close(wrote)
+		}()
+		synctest.Wait() // the writer waits for the readers
+		read := make(chan struct{})
+		go func() {
+			q.rlock() // a waiting writer keeps new readers out
+			order = append(order, "late reader")
+			q.runlock()
+			close(read)
+		}()
+		synctest.Wait()
+		if len(order) != 0 {
+			t.Fatalf("ran while readers held the gate: %v", order)
+		}
+		q.runlock()
+		q.runlock()
+		<-wrote
+		<-read
+		if len(order) != 2 || order[0] != "writer" {
+			t.Fatalf("order %v: the waiting writer must go before the later reader", order)
+		}
+	})
+}
+
+func TestGateWriterWaitHonoursContext(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var q Queue[int]
+		q.rlock()
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error)
+		go func() { errc <- q.lock(ctx) }()
+		synctest.Wait()
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Fatalf("lock = %v, want context.Canceled", err)
+		}
+		q.rlock() // the cancelled writer no longer keeps readers out
+		q.runlock()
+		q.runlock()
+		if q.writers != 0 || q.readers != 0 {
+			t.Fatalf("gate left with %d writers, %d readers", q.writers, q.readers)
+		}
+	})
+}
+
+func TestSnapshotWaitsForNoWriterButWritesWaitForSnapshot(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var q Queue[int]
+		q.Add(1)
+		q.rlock()
+		added := make(chan bool)
+		go func() { added <- q.Add(2) }()
+		synctest.Wait()
+		select {
+		case <-added:
+			t.Fatal("Add ran while a snapshot held the read side")
+		default:
+		}
+		q.runlock()
+		if !<-added {
+			t.Fatal("Add(2) = false")
+		}
+	})
+}
