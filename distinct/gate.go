@@ -33,24 +33,19 @@ func (s *signal) broadcastLocked() {
 // is admitted, so readers cannot starve it. Waits are on channels and honour a
 // context.
 
-// lock acquires the write side: on a nil return q.mu is held and no reader is
-// active. It fails only when ctx is done while readers hold the queue; a nil
-// ctx waits without a deadline.
-func (q *Queue[T]) lock(ctx context.Context) error {
+// lock acquires the write side: on return q.mu is held and no reader is
+// active.
+func (q *Queue[T]) lock() { _ = q.lockCtx(context.Background()) }
+
+// lockCtx is lock that gives up, returning ctx's error, if ctx is done while
+// readers hold the queue.
+func (q *Queue[T]) lockCtx(ctx context.Context) error {
 	q.mu.Lock()
 	if q.queued == nil {
 		q.initLocked()
 	}
 	if q.readers == 0 {
 		return nil
-	}
-	return q.lockSlow(ctx)
-}
-
-func (q *Queue[T]) lockSlow(ctx context.Context) error {
-	var done <-chan struct{}
-	if ctx != nil {
-		done = ctx.Done()
 	}
 	q.writers++
 	for q.readers > 0 {
@@ -59,7 +54,7 @@ func (q *Queue[T]) lockSlow(ctx context.Context) error {
 		select {
 		case <-wake:
 			q.mu.Lock()
-		case <-done:
+		case <-ctx.Done():
 			q.mu.Lock()
 			q.leaveWritersLocked()
 			q.mu.Unlock()
@@ -113,7 +108,7 @@ func (q *Queue[T]) await(ctx context.Context, turn *chan struct{}, sig *signal, 
 		}
 	}()
 	for {
-		if err := q.lock(ctx); err != nil {
+		if err := q.lockCtx(ctx); err != nil {
 			return err
 		}
 		if done, err := try(); done || err != nil {

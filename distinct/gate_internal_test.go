@@ -17,7 +17,7 @@ func TestGateReadersShareWritersExclude(t *testing.T) {
 		var order []string
 		wrote := make(chan struct{})
 		go func() {
-			_ = q.lock(nil)
+			q.lock()
 			order = append(order, "writer")
 			q.mu.Unlock()
 			close(wrote)
@@ -51,7 +51,7 @@ func TestGateWriterWaitHonoursContext(t *testing.T) {
 		q.rlock()
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error)
-		go func() { errc <- q.lock(ctx) }()
+		go func() { errc <- q.lockCtx(ctx) }()
 		synctest.Wait()
 		cancel()
 		if err := <-errc; !errors.Is(err, context.Canceled) {

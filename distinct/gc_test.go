@@ -16,7 +16,7 @@ import (
 // the same name).
 func TestGarbageCollection(t *testing.T) {
 	t.Parallel()
-	type job struct{ payload [1 << 10]byte }
+	type job struct{ _ [1 << 10]byte }
 	q := newQueue[*job](t, distinct.Config{Rerun: true})
 	var refs []weak.Pointer[job]
 	for range 100 {

@@ -109,7 +109,7 @@ func (q *Queue[T]) Add(x T) bool {
 // when x was added, (false, nil) when x is a duplicate, ErrFull when the queue
 // holds Config.Capacity items, and ErrClosed after Close.
 func (q *Queue[T]) TryAdd(x T) (bool, error) {
-	_ = q.lock(nil)
+	q.lock()
 	added, err := q.addLocked(x)
 	q.mu.Unlock()
 	return added, err
@@ -139,7 +139,7 @@ func (q *Queue[T]) AddWait(ctx context.Context, x T) (bool, error) {
 // xs, and items refused because the queue is full or closed), or nil.
 func (q *Queue[T]) AddAll(xs []T) []T {
 	var rest []T
-	_ = q.lock(nil)
+	q.lock()
 	for _, x := range xs {
 		if added, _ := q.addLocked(x); !added {
 			rest = append(rest, x)
@@ -224,7 +224,7 @@ func (q *Queue[T]) dropStaleLocked(x T) bool {
 // behind is skipped when reached, and compacted away once stale slots
 // outnumber queued items.
 func (q *Queue[T]) Remove(x T) bool {
-	_ = q.lock(nil)
+	q.lock()
 	defer q.mu.Unlock()
 	if _, ok := q.queued[x]; !ok {
 		return false
@@ -278,7 +278,7 @@ func (q *Queue[T]) compactLocked() {
 // ErrClosed. Items in progress settle as usual; a failed scope still puts its
 // items back, for a later Take. Close is idempotent.
 func (q *Queue[T]) Close() {
-	_ = q.lock(nil)
+	q.lock()
 	if !q.closed {
 		q.closed = true
 		q.activity.broadcastLocked()

@@ -211,12 +211,15 @@ func TestTakeRejectsBadInput(t *testing.T) {
 	}{
 		{"max 0", func() error { _, err := q.Take(ctx, scope.New(), 0); return err }, distinct.ErrInvalid},
 		{"nil scope", func() error { _, err := q.Take(ctx, nil, 1); return err }, distinct.ErrInvalid},
-		{"nil ctx", func() error { _, err := q.Take(nil, scope.New(), 1); return err }, distinct.ErrInvalid}, //nolint:staticcheck
+		//lint:ignore SA1012 the nil context is the bad input under test
+		{"nil ctx", func() error { _, err := q.Take(nil, scope.New(), 1); return err }, distinct.ErrInvalid},
 		{"closed scope", func() error { _, err := q.Take(ctx, closed, 1); return err }, scope.ErrClosed},
 		{"Process max -1", func() error { return q.Process(ctx, -1, func(context.Context, []int) error { return nil }) }, distinct.ErrInvalid},
 		{"Process nil f", func() error { return q.Process(ctx, 1, nil) }, distinct.ErrInvalid},
-		{"AddWait nil ctx", func() error { _, err := q.AddWait(nil, 2); return err }, distinct.ErrInvalid}, //nolint:staticcheck
-		{"Drain nil ctx", func() error { return q.Drain(nil) }, distinct.ErrInvalid},                       //nolint:staticcheck
+		//lint:ignore SA1012 the nil context is the bad input under test
+		{"AddWait nil ctx", func() error { _, err := q.AddWait(nil, 2); return err }, distinct.ErrInvalid},
+		//lint:ignore SA1012 the nil context is the bad input under test
+		{"Drain nil ctx", func() error { return q.Drain(nil) }, distinct.ErrInvalid},
 	}
 	for _, tt := range tests {
 		if err := tt.take(); !errors.Is(err, tt.want) {

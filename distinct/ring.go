@@ -102,21 +102,6 @@ func (st *stamps) pop(pos uint64) int64 {
 	return st.s[st.head].at
 }
 
-// find returns the enqueue time of the item at pos, anywhere in the ring.
-func (st *stamps) find(pos uint64) int64 {
-	live := st.s[st.head:]
-	lo, hi := 0, len(live) // the answer is the last stamp with pos ≤ the target
-	for lo+1 < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if live[mid].pos <= pos {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return live[lo].at
-}
-
 // retried is a queued item that a failed scope put back: it keeps the
 // position and enqueue time it had before it was taken.
 type retried[T any] struct {

@@ -60,7 +60,7 @@ func (q *Queue[T]) Take(ctx context.Context, s *scope.Scope, max int) ([]T, erro
 	}
 	items := slices.Clone(b.keys)
 	if !s.TryAdd(b) { // s closed meanwhile: undo the take
-		_ = q.lock(nil)
+		q.lock()
 		q.settleAllLocked(b, restore)
 		q.mu.Unlock()
 		return nil, scope.ErrClosed
@@ -164,7 +164,7 @@ func (b *batch[T]) Finalize(exit scope.Exit) error {
 	if exit.Failed() {
 		how = fail
 	}
-	_ = q.lock(nil)
+	q.lock()
 	q.settleAllLocked(b, how)
 	q.mu.Unlock()
 	return nil
@@ -227,7 +227,7 @@ func (q *Queue[T]) settleOne(s *scope.Scope, x T, how outcome) bool {
 	if s == nil {
 		return false
 	}
-	_ = q.lock(nil)
+	q.lock()
 	defer q.mu.Unlock()
 	sl, ok := q.inProgress[x]
 	if !ok || sl.b.owner != s {
