@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/jobkit/jobkit/distinct"
+	"github.com/jobkit/jobkit/scope"
+)
+
+// demoConfig sizes the demo.
+type demoConfig struct {
+	Jobs, Producers, Workers, Batch, FlakyEvery int
+	Work                                        time.Duration
+}
+
+func (c demoConfig) validate() error {
+	if c.Jobs < 1 || c.Producers < 1 || c.Workers < 1 || c.Batch < 1 || c.FlakyEvery < 0 || c.Work < 0 {
+		return fmt.Errorf("invalid configuration %+v: counts must be positive", c)
+	}
+	return nil
+}
+
+// errFlaky is the failure of a flaky job's first attempt.
+var errFlaky = errors.New("transient failure")
+
+// runDemo runs producers and workers over one queue until every job has
+// completed, writing what happens to out.
+func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	q, err := distinct.New[string](distinct.Config{})
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex // serialises output and the completion tally
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, format+"\n", args...)
+	}
+	done := make(map[string]int)
+	start := time.Now()
+
+	var producers, workers sync.WaitGroup
+	for p := range cfg.Producers {
+		producers.Go(func() {
+			// Each producer submits every job; later submissions of a job that
+			// is queued or in progress are rejected as duplicates.
+			for i := range cfg.Jobs {
+				q.Add(jobName((i + p*cfg.Jobs/cfg.Producers) % cfg.Jobs))
+			}
+		})
+	}
+	var failures int
+	for w := range cfg.Workers {
+		workers.Go(func() {
+			for {
+				err := scope.Run(ctx, func(ctx context.Context, s *scope.Scope) error {
+					var jobs []string
+					// Registered before Take, so it runs after the queue's own
+					// finalizer (finalizers run last-in first-out) and sees the
+					// failed jobs back in the queue.
+					s.Defer(func(e scope.Exit) error {
+						if e.Failed() && jobs != nil {
+							say("worker %d: %v; queue now %v", w, e.Err(), q.Queued())
+						}
+						return nil
+					})
+					jobs, err := q.Take(ctx, s, cfg.Batch)
+					if err != nil {
+						return err
+					}
+					say("worker %d: took %v", w, jobs)
+					for i, job := range jobs {
+						if err := work(ctx, q, job, cfg); err != nil {
+							// The rest of the batch settles with the scope: the
+							// failed scope puts it back where it was.
+							return fmt.Errorf("%s failed (%w): %v back in place", job, err, jobs[i:])
+						}
+						if q.Complete(s, job) { // settle this job alone, now
+							mu.Lock()
+							done[job]++
+							mu.Unlock()
+						}
+					}
+					return nil
+				})
+				switch {
+				case err == nil:
+				case errors.Is(err, errFlaky):
+					mu.Lock()
+					failures++
+					mu.Unlock()
+				case errors.Is(err, distinct.ErrClosed), ctx.Err() != nil:
+					return
+				default:
+					say("worker %d: %v", w, err)
+				}
+			}
+		})
+	}
+
+	producers.Wait()
+	say("submitted: %d jobs, %d duplicate submissions rejected", q.Stats().Added, q.Stats().Rejected)
+	err = q.Drain(ctx) // close, and wait for the workers to finish everything
+	workers.Wait()
+	if err != nil {
+		return err
+	}
+
+	st := q.Stats()
+	for i := range cfg.Jobs {
+		if n := done[jobName(i)]; n != 1 {
+			return fmt.Errorf("%s completed %d times, want once", jobName(i), n)
+		}
+	}
+	say("finished: %d jobs completed exactly once; %d failures put %d jobs back in place; %v",
+		st.Completed, failures, st.Requeued, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func jobName(i int) string { return fmt.Sprintf("job-%02d", i) }
+
+// work does one job: it takes cfg.Work, and a flaky job fails on its first
+// attempt.
+func work(ctx context.Context, q *distinct.Queue[string], job string, cfg demoConfig) error {
+	select {
+	case <-time.After(cfg.Work):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	var n int
+	fmt.Sscanf(job, "job-%d", &n)
+	if info, _ := q.Info(job); cfg.FlakyEvery > 0 && n%cfg.FlakyEvery == cfg.FlakyEvery-1 && info.Attempts == 0 {
+		return errFlaky
+	}
+	return nil
+}

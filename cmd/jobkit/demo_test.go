@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestDemoCompletesEveryJobOnce(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	cfg := demoConfig{Jobs: 30, Producers: 3, Workers: 4, Batch: 3, FlakyEvery: 5}
+	if err := runDemo(context.Background(), &out, cfg); err != nil {
+		t.Fatalf("runDemo: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	if !strings.Contains(got, "finished: 30 jobs completed exactly once; 6 failures put ") {
+		t.Errorf("summary missing or wrong:\n%s", got)
+	}
+	if n := len(regexp.MustCompile(`job-\d+ failed \(transient failure\)`).FindAllString(got, -1)); n != 6 {
+		t.Errorf("%d failures reported, want 6:\n%s", n, got)
+	}
+}
+
+func TestDemoRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	if err := runDemo(context.Background(), &bytes.Buffer{}, demoConfig{Jobs: 0, Producers: 1, Workers: 1, Batch: 1}); err == nil {
+		t.Error("runDemo accepted zero jobs")
+	}
+}
+
+func TestDemoStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := runDemo(ctx, &bytes.Buffer{}, demoConfig{Jobs: 5, Producers: 1, Workers: 2, Batch: 1})
+	if err == nil {
+		t.Error("runDemo with a cancelled context returned nil")
+	}
+}
+
+// With one producer and one worker the demo is deterministic.
+func Example() {
+	cfg := demoConfig{Jobs: 6, Producers: 1, Workers: 1, Batch: 4, FlakyEvery: 3}
+	var out bytes.Buffer
+	if err := runDemo(context.Background(), &out, cfg); err != nil {
+		panic(err)
+	}
+	s := out.String()
+	fmt.Println(s[:strings.LastIndex(s, ";")]) // without the elapsed time
+	// Output:
+	// submitted: 6 jobs, 0 duplicate submissions rejected
+	// worker 0: took [job-00 job-01 job-02 job-03]
+	// worker 0: job-02 failed (transient failure): [job-02 job-03] back in place; queue now [job-02 job-03 job-04 job-05]
+	// worker 0: took [job-02 job-03 job-04 job-05]
+	// worker 0: job-05 failed (transient failure): [job-05] back in place; queue now [job-05]
+	// worker 0: took [job-05]
+	// finished: 6 jobs completed exactly once; 2 failures put 3 jobs back in place
+}
