@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -21,11 +24,18 @@ func TestDemoCompletesEveryJobOnce(t *testing.T) {
 		t.Fatalf("runDemo: %v\n%s", err, out.String())
 	}
 	got := out.String()
-	if !strings.Contains(got, "finished: 30 jobs completed exactly once; 6 failures put ") {
-		t.Errorf("summary missing or wrong:\n%s", got)
+	m := regexp.MustCompile(`finished: (\d+) accepted submissions completed exactly once; (\d+) failures`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("summary missing:\n%s", got)
 	}
-	if n := len(regexp.MustCompile(`job-\d+ failed \(transient failure\)`).FindAllString(got, -1)); n != 6 {
-		t.Errorf("%d failures reported, want 6:\n%s", n, got)
+	// Every job is accepted at least once (more if a producer re-submits it
+	// after it completed), and each flaky run fails once.
+	if n, _ := strconv.Atoi(m[1]); n < 30 {
+		t.Errorf("%d submissions completed, want at least 30", n)
+	}
+	reported := len(regexp.MustCompile(`job-\d+ failed \(transient failure\)`).FindAllString(got, -1))
+	if n, _ := strconv.Atoi(m[2]); n < 6 || n != reported {
+		t.Errorf("%d failures counted, %d reported, want the same and at least 6:\n%s", n, reported, got)
 	}
 }
 
@@ -40,9 +50,10 @@ func TestDemoStopsWhenCancelled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := runDemo(ctx, &bytes.Buffer{}, demoConfig{Jobs: 5, Producers: 1, Workers: 2, Batch: 1})
-	if err == nil {
-		t.Error("runDemo with a cancelled context returned nil")
+	// Jobs that would take an hour: the demo must stop at once, not finish.
+	err := runDemo(ctx, &bytes.Buffer{}, demoConfig{Jobs: 5, Producers: 1, Workers: 2, Batch: 1, Work: time.Hour})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("runDemo with a cancelled context = %v, want context.Canceled", err)
 	}
 }
 
@@ -56,11 +67,11 @@ func Example() {
 	s := out.String()
 	fmt.Println(s[:strings.LastIndex(s, ";")]) // without the elapsed time
 	// Output:
-	// submitted: 6 jobs, 0 duplicate submissions rejected
+	// submitted: 6 accepted, 0 rejected as duplicates of queued or running jobs
 	// worker 0: took [job-00 job-01 job-02 job-03]
 	// worker 0: job-02 failed (transient failure): [job-02 job-03] back in place; queue now [job-02 job-03 job-04 job-05]
 	// worker 0: took [job-02 job-03 job-04 job-05]
 	// worker 0: job-05 failed (transient failure): [job-05] back in place; queue now [job-05]
 	// worker 0: took [job-05]
-	// finished: 6 jobs completed exactly once; 2 failures put 3 jobs back in place
+	// finished: 6 accepted submissions completed exactly once; 2 failures put 3 jobs back in place
 }
