@@ -1,0 +1,15 @@
+package bench
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain checks that no benchmark leaves a goroutine behind. klog starts a
+// flush daemon of its own when client-go is linked.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
+	)
+}
