@@ -28,9 +28,9 @@ func (c demoConfig) validate() error {
 // errFlaky is the failure of a flaky job's first attempt.
 var errFlaky = errors.New("transient failure")
 
-// runDemo runs producers and workers over one queue until every accepted
-// submission has completed, writing what happens to out. It fails if a
-// submission was lost or completed twice.
+// runDemo lets producers fill one queue, then workers drain it until every
+// accepted submission has completed, writing what happens to out. It fails if
+// a submission was lost or completed twice.
 func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
 	if err := cfg.validate(); err != nil {
 		return err
@@ -52,9 +52,8 @@ func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
 	var producers, workers sync.WaitGroup
 	for p := range cfg.Producers {
 		producers.Go(func() {
-			// Each producer submits every job. A submission of a job that is
-			// queued or in progress is rejected as a duplicate; once the job
-			// is done, it may be submitted again.
+			// Each producer submits every job: a submission of a job that is
+			// queued (or in progress) is rejected as a duplicate.
 			for i := range cfg.Jobs {
 				job := jobName((i + p*cfg.Jobs/cfg.Producers) % cfg.Jobs)
 				if q.Add(job) {
@@ -65,7 +64,12 @@ func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
 			}
 		})
 	}
+	producers.Wait()
+	st := q.Stats()
+	say("submitted: %d jobs, %d submissions rejected as duplicates", st.Added, st.Rejected)
+
 	var failures int
+	runner := &worker{cfg: cfg, seen: make(map[string]bool)}
 	for w := range cfg.Workers {
 		workers.Go(func() {
 			for {
@@ -86,7 +90,7 @@ func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
 					}
 					say("worker %d: took %v", w, jobs)
 					for i, job := range jobs {
-						if err := work(ctx, q, job, cfg); err != nil {
+						if err := runner.work(ctx, job); err != nil {
 							// The rest of the batch settles with the scope: the
 							// failed scope puts it back where it was.
 							return fmt.Errorf("%s failed (%w): %v back in place", job, err, jobs[i:])
@@ -114,9 +118,6 @@ func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
 		})
 	}
 
-	producers.Wait()
-	st := q.Stats()
-	say("submitted: %d accepted, %d rejected as duplicates of queued or running jobs", st.Added, st.Rejected)
 	err = q.Drain(ctx) // close, and wait for the workers to finish everything
 	workers.Wait()
 	if err != nil {
@@ -130,25 +131,37 @@ func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
 			return fmt.Errorf("%s: %d submissions accepted but %d completions", job, accepted[job], done[job])
 		}
 	}
-	say("finished: %d accepted submissions completed exactly once; %d failures put %d jobs back in place; %v",
+	say("finished: %d jobs completed exactly once; %d failures put %d jobs back in place; %v",
 		st.Completed, failures, st.Requeued, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
 func jobName(i int) string { return fmt.Sprintf("job-%02d", i) }
 
-// work does one job: it takes cfg.Work, and a flaky job fails on its first
-// attempt.
-func work(ctx context.Context, q *distinct.Queue[string], job string, cfg demoConfig) error {
+// worker does jobs: each takes cfg.Work, and a flaky job fails the first time
+// it runs.
+type worker struct {
+	cfg  demoConfig
+	mu   sync.Mutex
+	seen map[string]bool // flaky jobs that have failed once
+}
+
+func (w *worker) work(ctx context.Context, job string) error {
 	select {
-	case <-time.After(cfg.Work):
+	case <-time.After(w.cfg.Work):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	var n int
 	fmt.Sscanf(job, "job-%d", &n)
-	if info, _ := q.Info(job); cfg.FlakyEvery > 0 && n%cfg.FlakyEvery == cfg.FlakyEvery-1 && info.Attempts == 0 {
-		return errFlaky
+	if w.cfg.FlakyEvery == 0 || n%w.cfg.FlakyEvery != w.cfg.FlakyEvery-1 {
+		return nil
 	}
-	return nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen[job] {
+		return nil
+	}
+	w.seen[job] = true
+	return errFlaky
 }

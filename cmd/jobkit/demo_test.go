@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,18 +23,12 @@ func TestDemoCompletesEveryJobOnce(t *testing.T) {
 		t.Fatalf("runDemo: %v\n%s", err, out.String())
 	}
 	got := out.String()
-	m := regexp.MustCompile(`finished: (\d+) accepted submissions completed exactly once; (\d+) failures`).FindStringSubmatch(got)
-	if m == nil {
-		t.Fatalf("summary missing:\n%s", got)
+	if !strings.Contains(got, "submitted: 30 jobs, 60 submissions rejected as duplicates") ||
+		!strings.Contains(got, "finished: 30 jobs completed exactly once; 6 failures put ") {
+		t.Errorf("summary missing or wrong:\n%s", got)
 	}
-	// Every job is accepted at least once (more if a producer re-submits it
-	// after it completed), and each flaky run fails once.
-	if n, _ := strconv.Atoi(m[1]); n < 30 {
-		t.Errorf("%d submissions completed, want at least 30", n)
-	}
-	reported := len(regexp.MustCompile(`job-\d+ failed \(transient failure\)`).FindAllString(got, -1))
-	if n, _ := strconv.Atoi(m[2]); n < 6 || n != reported {
-		t.Errorf("%d failures counted, %d reported, want the same and at least 6:\n%s", n, reported, got)
+	if n := len(regexp.MustCompile(`job-\d+ failed \(transient failure\)`).FindAllString(got, -1)); n != 6 {
+		t.Errorf("%d failures reported, want 6:\n%s", n, got)
 	}
 }
 
@@ -67,11 +60,11 @@ func Example() {
 	s := out.String()
 	fmt.Println(s[:strings.LastIndex(s, ";")]) // without the elapsed time
 	// Output:
-	// submitted: 6 accepted, 0 rejected as duplicates of queued or running jobs
+	// submitted: 6 jobs, 0 submissions rejected as duplicates
 	// worker 0: took [job-00 job-01 job-02 job-03]
 	// worker 0: job-02 failed (transient failure): [job-02 job-03] back in place; queue now [job-02 job-03 job-04 job-05]
 	// worker 0: took [job-02 job-03 job-04 job-05]
 	// worker 0: job-05 failed (transient failure): [job-05] back in place; queue now [job-05]
 	// worker 0: took [job-05]
-	// finished: 6 accepted submissions completed exactly once; 2 failures put 3 jobs back in place
+	// finished: 6 jobs completed exactly once; 2 failures put 3 jobs back in place
 }

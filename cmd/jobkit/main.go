@@ -1,8 +1,8 @@
 // Command jobkit runs a short producer/consumer demo of jobkit's distinct
-// queue and scopes: producers submit jobs, some of them twice; workers take
-// batches inside scopes; flaky jobs fail on their first attempt and go back to
-// their original place in the queue; every accepted submission completes
-// exactly once.
+// queue and scopes: producers submit jobs, most of them more than once (the
+// duplicates are rejected); workers take batches inside scopes; flaky jobs
+// fail on their first attempt and go back to their original place in the
+// queue; every job completes exactly once.
 //
 // Usage:
 //
