@@ -1,0 +1,116 @@
+package governor
+
+import (
+	"sync"
+	"time"
+)
+
+// usageBuckets is the number of buckets a usage window is divided into; the
+// window Usage sums over is exact to one bucket.
+const usageBuckets = 60
+
+// usage accounts slot-time by key over a sliding window.
+type usage struct {
+	width    int64 // nanoseconds per bucket
+	nowFunc  func() time.Time
+	epoch    time.Time // times are nanoseconds since epoch
+	accounts sync.Map  // key string → *account
+}
+
+// account is the slot-time of one key, integrated at every change of the
+// slots it holds.
+type account struct {
+	mu   sync.Mutex
+	held int64 // slots held now
+	last int64 // time of the last integration
+	// A ring of the buckets of the window and the one before, whose end is
+	// still in the window: bucket id is at index id % (usageBuckets+1).
+	sums [usageBuckets + 1]int64
+	ids  [usageBuckets + 1]int64 // the bucket id sums[i] belongs to
+}
+
+func (u *usage) init(window time.Duration, nowFunc func() time.Time) {
+	u.width = max(int64(window)/usageBuckets, 1)
+	u.nowFunc = nowFunc
+	u.epoch = nowFunc()
+}
+
+func (u *usage) now() int64 { return int64(u.nowFunc().Sub(u.epoch)) }
+
+// acquire records that key now holds slots more, and returns its account.
+func (u *usage) acquire(key string, slots int64) *account {
+	v, ok := u.accounts.Load(key)
+	if !ok {
+		v, _ = u.accounts.LoadOrStore(key, new(account))
+	}
+	a := v.(*account)
+	now := u.now()
+	a.mu.Lock()
+	u.advanceLocked(a, now)
+	a.held += slots
+	a.mu.Unlock()
+	return a
+}
+
+// release records that a holds slots fewer.
+func (u *usage) release(a *account, slots int64) {
+	now := u.now()
+	a.mu.Lock()
+	u.advanceLocked(a, now)
+	a.held -= slots
+	a.mu.Unlock()
+}
+
+// advanceLocked adds held × the time since the last integration to the
+// buckets that time falls in, or to those still in the window.
+func (u *usage) advanceLocked(a *account, now int64) {
+	if now <= a.last {
+		return // the clock did not move, or moved back
+	}
+	from := max(a.last, now-u.width*(usageBuckets+1))
+	for a.held > 0 && from < now {
+		id := from / u.width
+		end := min((id+1)*u.width, now)
+		i := id % (usageBuckets + 1)
+		if a.ids[i] != id {
+			a.ids[i], a.sums[i] = id, 0
+		}
+		a.sums[i] += a.held * (end - from)
+		from = end
+	}
+	a.last = now
+}
+
+// Usage returns the slot-time charged to key over the last Config.UsageWindow
+// (to within a sixtieth of the window): the sum, over its Permits, of slots ×
+// the time they were held within the window, including Permits not yet
+// released. One slot held for the whole of a one-minute window is one minute.
+//
+// A scheduler can compare the usage of its queues to serve the one that has
+// used the least. The Governor keeps a small record for each key it has seen,
+// so keys should come from a bounded set, such as queue names.
+func (g *Governor) Usage(key string) time.Duration {
+	v, ok := g.usage.accounts.Load(key)
+	if !ok {
+		return 0
+	}
+	a, u := v.(*account), &g.usage
+	now := u.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	u.advanceLocked(a, now)
+	// The window is the current bucket, up to now, the usageBuckets-1 before
+	// it and the part of the oldest bucket that is still inside the window.
+	cur := now / u.width
+	oldest, inside := cur-usageBuckets, u.width-now%u.width
+	var sum int64
+	for i, id := range a.ids {
+		switch {
+		case id > oldest:
+			sum += a.sums[i]
+		case id == oldest:
+			sum += int64(float64(a.sums[i]) * float64(inside) / float64(u.width))
+		}
+	}
+	return time.Duration(sum)
+}
