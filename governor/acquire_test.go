@@ -3,8 +3,11 @@ package governor_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/jobkit/jobkit/governor"
 )
@@ -172,4 +175,82 @@ func TestAcquireFIFO(t *testing.T) {
 		r2.p.Release()
 		r3.p.Release()
 	})
+}
+
+func TestAcquireWaitsForRoom(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		// Room: 90% of 1000 - 500 = 400 bytes.
+		g, f := setup(t, governor.Config{Slots: 4}, reading(10, 500))
+		c := acquireAsync(t.Context(), g, governor.Weight{Memory: 500})
+		sample(f, reading(10, 450), nil) // 450 bytes of room: not yet
+		if !blocked(c) {
+			t.Fatal("Acquire of 500 bytes returned with 450 of room")
+		}
+		if tryAcquire(g) {
+			t.Fatal("TryAcquire overtook a waiter blocked on memory")
+		}
+		sample(f, reading(10, 300), nil)
+		r := <-c
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		r.p.Release()
+	})
+}
+
+// TestConcurrent hammers a Governor with grants, releases, cancellations and
+// samples from many goroutines, checking that no more slots are ever held
+// than there are and that nothing is held at the end.
+func TestConcurrent(t *testing.T) {
+	t.Parallel()
+	const slots, workers, rounds = 3, 8, 300
+	f := &fakeSampler{r: reading(10, 100)}
+	g, err := governor.New(governor.Config{Slots: slots, Sampler: f, Interval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var held atomic.Int64
+	hold := func(p governor.Permit, n int64) {
+		if h := held.Add(n); h > slots {
+			t.Errorf("%d slots held of %d", h, slots)
+		}
+		held.Add(-n)
+		p.Release()
+		p.Release()
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range rounds {
+				n := int64(1 + (w+i)%2)
+				switch i % 4 {
+				case 0:
+					if p, ok := g.TryAcquire("try", governor.Weight{Slots: int(n)}); ok {
+						hold(p, n)
+					}
+				case 1:
+					f.set(reading(float64((w*i)%100), 100), nil)
+					fallthrough
+				default:
+					ctx, cancel := context.WithTimeout(t.Context(), time.Duration(i%3)*time.Microsecond)
+					p, err := g.Acquire(ctx, "wait", governor.Weight{Slots: int(n)})
+					cancel()
+					if err == nil {
+						hold(p, n)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := g.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if s := g.Snapshot(); s.SlotsInUse != 0 || s.Waiting != 0 {
+		t.Errorf("Snapshot at the end = %v, want nothing held", s)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/jobkit/jobkit/governor"
 )
@@ -48,4 +49,27 @@ func Example() {
 	// admitting true, slots 1/2, memory 39% (cgroup v2)
 	// 600MiB more admitted: false
 	// emails used slot-time: true
+}
+
+func ExampleGovernor_Usage() {
+	// A Governor that is never started has no reading and, under the default
+	// StaleAdmit policy, admits on slots alone. A fake clock stands in for time.
+	now := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	g, err := governor.New(governor.Config{Slots: 4, NowFunc: func() time.Time { return now }})
+	if err != nil {
+		log.Fatal(err)
+	}
+	emails, _ := g.TryAcquire("emails", governor.Weight{Slots: 2})
+	reports, _ := g.TryAcquire("reports", governor.Weight{})
+	now = now.Add(10 * time.Second)
+	emails.Release()
+	now = now.Add(20 * time.Second)
+
+	// A scheduler serves the queue that has used the least.
+	fmt.Println("emails:", g.Usage("emails"))
+	fmt.Println("reports:", g.Usage("reports")) // still running: counted so far
+	reports.Release()
+	// Output:
+	// emails: 20s
+	// reports: 30s
 }

@@ -20,8 +20,9 @@ const (
 // resources every Config.Interval; TryAcquire and Acquire hand out Permits
 // against the latest sample and the free slots.
 //
-// A Governor is created by New; all its methods are safe for concurrent use.
-// It must not be copied.
+// A Governor is created by New; the zero Governor is not usable. All its
+// methods are safe for concurrent use. The Release of a Permit happens before
+// the TryAcquire or Acquire that is granted its slots returns.
 type Governor struct {
 	cfg        Config
 	watermarks watermarks

@@ -30,11 +30,7 @@ func (g *Governor) newPermit(key string, slots int64) Permit {
 	if key != "" {
 		p.acct = g.usage.acquire(key, slots)
 	}
-	// Only stale Permits, whose Release fails, touch a free record: a plain
-	// store is enough to mark it granted.
-	gen := p.gen.Load() + 1
-	p.gen.Store(gen)
-	return Permit{p: p, gen: gen}
+	return Permit{p: p, gen: p.gen.Add(1)}
 }
 
 // Release returns the Permit's slots, waking blocked Acquire calls they let

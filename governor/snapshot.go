@@ -108,5 +108,8 @@ func bytesString(n uint64) string {
 		v /= unit
 		i++
 	}
+	if v >= 1000 { // %.3g would print 1010 as 1.01e+03
+		return fmt.Sprintf("%.0f%ciB", v, "KMGTPE"[i])
+	}
 	return fmt.Sprintf("%.3g%ciB", v, "KMGTPE"[i])
 }
