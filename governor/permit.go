@@ -11,11 +11,12 @@ import "sync/atomic"
 // an effect. The zero Permit is valid and releases nothing.
 type Permit struct {
 	p   *permit
-	gen uint64 // p.gen while this grant is live; odd
+	gen uint64 // p.gen while this grant is live
 }
 
-// permit is the pooled record behind a Permit. Its generation is odd while
-// granted and even while free, so a stale Permit never matches again.
+// permit is the pooled record behind a Permit. The first Release of a grant
+// moves its generation on, so the Permits of earlier grants never match it
+// again: a grant needs no atomic write.
 type permit struct {
 	gen   atomic.Uint64
 	g     *Governor
@@ -30,7 +31,7 @@ func (g *Governor) newPermit(key string, slots int64) Permit {
 	if key != "" {
 		p.acct = g.usage.acquire(key, slots)
 	}
-	return Permit{p: p, gen: p.gen.Add(1)}
+	return Permit{p: p, gen: p.gen.Load()}
 }
 
 // Release returns the Permit's slots, waking blocked Acquire calls they let
