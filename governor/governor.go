@@ -80,31 +80,40 @@ func New(cfg Config) (*Governor, error) {
 	return g, nil
 }
 
-// Start takes a first sample, so that admission has a reading from the start,
-// and then starts the goroutine that samples every Config.Interval until Stop.
-// ctx bounds the first sample; cancelling it later does not stop sampling.
-// Start returns ErrStopped after Stop; calling it again while running does nothing.
+// Start starts the goroutine that samples the resources, at once and then
+// every Config.Interval until Stop, and waits for the first sample so that
+// admission has a reading from the start. If ctx is done first, Start returns
+// ctx's error; sampling goes on until Stop all the same. Cancelling ctx after
+// Start returns does not stop sampling. Start returns ErrStopped after Stop;
+// calling it again while running does nothing.
 func (g *Governor) Start(ctx context.Context) error {
-	g.life.Lock()
-	defer g.life.Unlock()
-	g.mu.Lock()
-	stopped := g.isStopped
-	g.mu.Unlock()
-	switch {
-	case stopped:
-		return ErrStopped
-	case g.stopped != nil:
-		return nil
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	g.apply(g.cfg.Sampler.Sample(ctx))
-
+	g.life.Lock()
+	g.mu.Lock()
+	isStopped := g.isStopped
+	g.mu.Unlock()
+	switch {
+	case isStopped:
+		g.life.Unlock()
+		return ErrStopped
+	case g.stopped != nil:
+		g.life.Unlock()
+		return nil
+	}
 	loopCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	first := make(chan struct{})
 	g.cancel, g.stopped = cancel, make(chan struct{})
-	go g.loop(loopCtx, g.stopped)
-	return nil
+	go g.loop(loopCtx, first, g.stopped)
+	g.life.Unlock()
+
+	select {
+	case <-first:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Stop stops sampling and waits until the sampling goroutine has returned, or
@@ -138,9 +147,12 @@ func (g *Governor) Stop(ctx context.Context) error {
 	}
 }
 
-// loop samples every interval until ctx is cancelled, then closes stopped.
-func (g *Governor) loop(ctx context.Context, stopped chan<- struct{}) {
+// loop samples at once, closes first, samples every interval until ctx is
+// cancelled, then closes stopped.
+func (g *Governor) loop(ctx context.Context, first, stopped chan<- struct{}) {
 	defer close(stopped)
+	g.apply(g.cfg.Sampler.Sample(ctx))
+	close(first)
 	t := time.NewTicker(g.cfg.Interval)
 	defer t.Stop()
 	for {

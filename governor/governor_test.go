@@ -382,6 +382,36 @@ func TestStopHonoursContext(t *testing.T) {
 	})
 }
 
+func TestStartWithAStuckSampler(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		block := make(chan struct{})
+		stuck := governor.SamplerFunc(func(ctx context.Context) (governor.Reading, error) {
+			<-block // ignores its context
+			return reading(10, 100), nil
+		})
+		g, err := governor.New(governor.Config{Sampler: stuck, StalePolicy: governor.StaleRefuse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if err := g.Start(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Start with a stuck first sample = %v, want DeadlineExceeded", err)
+		}
+		if err := g.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Stop with a stuck sample = %v, want DeadlineExceeded", err)
+		}
+		close(block)
+		if err := g.Stop(t.Context()); err != nil {
+			t.Errorf("Stop after the sample returned = %v", err)
+		}
+		if tryAcquire(g) {
+			t.Error("TryAcquire after Stop succeeded")
+		}
+	})
+}
+
 func TestStartCancelled(t *testing.T) {
 	t.Parallel()
 	g, err := governor.New(governor.Config{Sampler: &fakeSampler{}})

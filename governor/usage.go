@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// usageBuckets is the number of buckets a usage window is divided into; the
-// window Usage sums over is exact to one bucket.
+// usageBuckets is the number of buckets a usage window is divided into. Usage
+// counts the oldest bucket in proportion to the part of it still in the
+// window, as if its slot-time were spread evenly.
 const usageBuckets = 60
 
 // usage accounts slot-time by key over a sliding window.
