@@ -61,18 +61,19 @@ type cgroupReading struct {
 // findCgroups reads proc/self/cgroup and proc/self/mountinfo under fsys and
 // locates the memory and CPU controllers. A controller found in a cgroup v1
 // hierarchy is preferred to the unified (v2) hierarchy, as the kernel does on
-// hybrid systems. Missing files mean no cgroups and are not an error.
+// hybrid systems. Missing or unreadable files mean no cgroups and are not an
+// error.
 func findCgroups(fsys fs.FS) (cgroups, error) {
 	cg := cgroups{fsys: fsys}
 	procCgroup, err := fs.ReadFile(fsys, "proc/self/cgroup")
-	if errors.Is(err, fs.ErrNotExist) {
+	if missing(err) {
 		return cg, nil
 	}
 	if err != nil {
 		return cg, err
 	}
 	mountinfo, err := fs.ReadFile(fsys, "proc/self/mountinfo")
-	if errors.Is(err, fs.ErrNotExist) {
+	if missing(err) {
 		return cg, nil
 	}
 	if err != nil {
@@ -344,10 +345,10 @@ func (cg cgroups) readCPUUsage(level string) (time.Duration, bool, error) {
 	return time.Duration(ns), err == nil, err
 }
 
-// readString returns the trimmed contents of name; ok is false if it does not exist.
+// readString returns the trimmed contents of name; ok is false if it is missing.
 func (cg cgroups) readString(name string) (s string, ok bool, err error) {
 	b, err := fs.ReadFile(cg.fsys, name)
-	if errors.Is(err, fs.ErrNotExist) {
+	if missing(err) {
 		return "", false, nil
 	}
 	if err != nil {
@@ -360,7 +361,7 @@ func (cg cgroups) readString(name string) (s string, ok bool, err error) {
 // ("key value" lines); ok is false if the file or the key is missing.
 func (cg cgroups) readKey(dir, file, key string) (v uint64, ok bool, err error) {
 	b, err := fs.ReadFile(cg.fsys, path.Join(dir, file))
-	if errors.Is(err, fs.ErrNotExist) {
+	if missing(err) {
 		return 0, false, nil
 	}
 	if err != nil {
@@ -375,6 +376,12 @@ func (cg cgroups) readKey(dir, file, key string) (v uint64, ok bool, err error) 
 		}
 	}
 	return 0, false, sc.Err()
+}
+
+// missing reports whether err means a file is not there or may not be read:
+// either way the process gets no limit from it.
+func missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)
 }
 
 func parseUint(dir, what, s string) (uint64, error) {

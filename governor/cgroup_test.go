@@ -1,6 +1,7 @@
 package governor
 
 import (
+	"io/fs"
 	"os"
 	"testing"
 	"testing/fstest"
@@ -157,4 +158,33 @@ func TestMountDir(t *testing.T) {
 	if err != nil || len(mounts) != 1 || mounts[0].point != "/sys/fs/cgroup/a b" {
 		t.Errorf("parseMountinfo with an escaped space = %+v, %v", mounts, err)
 	}
+}
+
+func TestCgroupUnreadable(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{
+		"proc/self/cgroup":         {Data: []byte("0::/\n")},
+		"proc/self/mountinfo":      {Data: []byte("31 23 0:28 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n")},
+		"sys/fs/cgroup/memory.max": {Data: []byte("1000\n")},
+	}
+	cg, err := findCgroups(denyFS{fsys, "sys/fs/cgroup/memory.max"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cg.read(); err != nil || got != (cgroupReading{}) {
+		t.Errorf("read() with an unreadable memory.max = %+v, %v; want no limits", got, err)
+	}
+}
+
+// denyFS refuses to open one file, as a file system does without permission.
+type denyFS struct {
+	fs.FS
+	denied string
+}
+
+func (d denyFS) Open(name string) (fs.File, error) {
+	if name == d.denied {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return d.FS.Open(name)
 }

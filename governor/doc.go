@@ -29,8 +29,8 @@
 //
 // # Lifetime
 //
-// New starts nothing. Start takes a first sample and starts the one sampling
-// goroutine; Stop stops it and waits for it. After Stop nothing is admitted.
+// New starts nothing. Start starts the one sampling goroutine and waits for
+// its first sample; Stop stops it and waits for it. After Stop nothing is admitted.
 // Before Start the Governor has no reading: it is stale.
 //
 // # Cost
