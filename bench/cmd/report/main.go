@@ -25,7 +25,9 @@ func main() {
 	out := flag.String("out", "RESULTS.md", "Markdown report to write")
 	svg := flag.String("svg", "results/chart.svg", "SVG chart to write")
 	bstat := flag.String("benchstat", "results/benchstat.txt", "benchstat output to link (may be missing)")
-	cmd := flag.String("cmd", "", "the command that produced -in, quoted in the report")
+	var cmds multi
+	flag.Var(&cmds, "cmd", "a command that produced -in, quoted in the report (repeatable)")
+	rev := flag.String("rev", "", "the revision of the library measured, quoted in the report")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("report: ")
@@ -54,7 +56,8 @@ func main() {
 		log.Fatal(err)
 	}
 	md := renderReport(d, meta{
-		cmd:       *cmd,
+		cmds:      cmds,
+		rev:       *rev,
 		raw:       rel(*in),
 		svg:       rel(*svg),
 		benchstat: rel(*bstat),
@@ -72,9 +75,16 @@ func exists(p string) bool {
 
 // meta is what the report says about how the figures were made.
 type meta struct {
-	cmd, raw, svg, benchstat string
+	cmds                     []string
+	rev, raw, svg, benchstat string
 	hasStat                  bool
 }
+
+// multi is a repeatable string flag.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, "\n") }
+func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
 func machine(d *data) string {
 	var b strings.Builder
