@@ -41,7 +41,7 @@ func (q *Queue[T]) lock() { _ = q.lockCtx(context.Background()) }
 // readers hold the queue.
 func (q *Queue[T]) lockCtx(ctx context.Context) error {
 	q.mu.Lock()
-	if q.queued == nil {
+	if q.takeTurn == nil {
 		q.initLocked()
 	}
 	if q.readers == 0 {

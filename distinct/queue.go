@@ -3,6 +3,7 @@ package distinct
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"time"
 )
@@ -20,8 +21,9 @@ import (
 // do not depend on how many items are in progress. Queued, InProgress and
 // Info are O(n) snapshots that run in parallel with each other.
 type Queue[T comparable] struct {
-	capacity int  // immutable after New
-	rerun    bool // immutable after New
+	capacity   int  // immutable after New
+	rerun      bool // immutable after New
+	timestamps bool // immutable after New
 
 	// mu is the write side of the gate (see gate.go) and guards every field
 	// below it. readers and writers count active readers and waiting writers.
@@ -31,24 +33,25 @@ type Queue[T comparable] struct {
 	noReaders signal
 	noWriters signal
 
-	epoch  time.Time // times are kept as nanoseconds since epoch
+	epoch  time.Time    // times are kept as nanoseconds since epoch
+	seed   maphash.Seed // hashes items for all the tables
 	closed bool
 
 	// Queued items. Every queued item is in queued, and once more in retry
 	// (put back by a failed scope) or fresh (never taken). Every item in retry
 	// precedes every item in fresh: an item that was taken was at the head of
 	// the queue then, ahead of all items that are still fresh.
-	queued map[T]struct{}
+	queued table[T, struct{}]
 	fresh  ring[T]
 	stamps stamps       // enqueue times of fresh items
 	retry  retryHeap[T] // by original position
-	counts map[T]counts // attempts and collisions of queued items, when not zero
+	counts table[T, counts] // attempts and collisions of queued items, when not zero
 	// Remove leaves the item's slot in fresh or retry behind; stale counts
 	// such slots per item, and taking skips them.
 	stale  map[T]int
 	nstale int
 
-	inProgress map[T]slot[T]
+	inProgress table[T, slot[T]]
 	free       []*batch[T] // settled batches for reuse
 
 	activity signal        // an item was queued, the queue closed or emptied
@@ -77,23 +80,37 @@ func New[T comparable](cfg Config) (*Queue[T], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Queue[T]{capacity: cfg.Capacity, rerun: cfg.Rerun}, nil
+	return &Queue[T]{capacity: cfg.Capacity, rerun: cfg.Rerun, timestamps: cfg.Timestamps}, nil
 }
 
 func (q *Queue[T]) initLocked() {
 	q.epoch = time.Now()
-	q.queued = make(map[T]struct{})
-	q.counts = make(map[T]counts)
+	q.seed = maphash.MakeSeed()
+	q.queued.seed, q.counts.seed, q.inProgress.seed = &q.seed, &q.seed, &q.seed
 	q.stale = make(map[T]int)
-	q.inProgress = make(map[T]slot[T])
 	q.takeTurn = make(chan struct{}, 1)
 	q.addTurn = make(chan struct{}, 1)
 }
 
-// nowLocked returns the time in nanoseconds since the queue's epoch.
-func (q *Queue[T]) nowLocked() int64 { return int64(time.Since(q.epoch)) }
+func (q *Queue[T]) hash(x T) uint64 { return maphash.Comparable(q.seed, x) }
 
-func (q *Queue[T]) time(ns int64) time.Time { return q.epoch.Add(time.Duration(ns)) }
+// nowLocked returns the time in nanoseconds since the queue's epoch, or 0
+// unless Config.Timestamps.
+func (q *Queue[T]) nowLocked() int64 {
+	if !q.timestamps {
+		return 0
+	}
+	return int64(time.Since(q.epoch))
+}
+
+// time returns the time ns after the epoch, or the zero time unless
+// Config.Timestamps.
+func (q *Queue[T]) time(ns int64) time.Time {
+	if !q.timestamps {
+		return time.Time{}
+	}
+	return q.epoch.Add(time.Duration(ns))
+}
 
 // Add adds x at the tail of the queue and reports true, or reports false if x
 // is already queued (it keeps its position), in progress (rejected, unless
@@ -153,14 +170,19 @@ func (q *Queue[T]) addLocked(x T) (bool, error) {
 	if q.closed {
 		return false, ErrClosed
 	}
-	if _, ok := q.queued[x]; ok {
-		c := q.counts[x]
-		c.collisions++
-		q.counts[x] = c
+	h := q.hash(x)
+	q.queued.reserve(1)
+	i, found := q.queued.find(x, h)
+	if found {
+		if c := q.counts.get(x, h); c != nil {
+			c.collisions++
+		} else {
+			q.counts.put(x, h, counts{collisions: 1})
+		}
 		q.stats.Rejected++
 		return false, nil
 	}
-	if s, ok := q.inProgress[x]; ok {
+	if s := q.inProgress.get(x, h); s != nil {
 		f := &s.b.flights[s.i]
 		f.collisions++
 		if q.rerun && !f.rerun {
@@ -171,18 +193,29 @@ func (q *Queue[T]) addLocked(x T) (bool, error) {
 		q.stats.Rejected++
 		return false, nil
 	}
-	if q.capacity > 0 && len(q.queued)+len(q.inProgress) >= q.capacity {
+	if q.capacity > 0 && q.queued.len()+q.inProgress.len() >= q.capacity {
 		return false, ErrFull
 	}
-	q.pushLocked(x)
+	q.queued.insertAt(i, x, h, struct{}{})
+	q.appendLocked(x)
 	q.stats.Added++
 	return true, nil
 }
 
-// pushLocked queues x, which is absent, at the tail and wakes a taker.
-func (q *Queue[T]) pushLocked(x T) {
-	q.queued[x] = struct{}{}
-	q.stamps.note(q.fresh.push(x), q.nowLocked())
+// pushLocked queues x, which is absent and hashes to h, at the tail and wakes
+// a taker.
+func (q *Queue[T]) pushLocked(x T, h uint64) {
+	q.queued.put(x, h, struct{}{})
+	q.appendLocked(x)
+}
+
+// appendLocked appends x, just added to q.queued, to the fresh items and
+// wakes a taker.
+func (q *Queue[T]) appendLocked(x T) {
+	pos := q.fresh.push(x)
+	if q.timestamps {
+		q.stamps.note(pos, q.nowLocked())
+	}
 	q.activity.broadcastLocked()
 }
 
@@ -195,7 +228,9 @@ func (q *Queue[T]) popLocked() (x T, pos uint64, at int64) {
 			x, pos, at = r.x, r.pos, r.at
 		} else {
 			x, pos = q.fresh.pop()
-			at = q.stamps.pop(pos)
+			if q.timestamps {
+				at = q.stamps.pop(pos)
+			}
 		}
 		if q.nstale == 0 || !q.dropStaleLocked(x) {
 			return x, pos, at
@@ -226,15 +261,15 @@ func (q *Queue[T]) dropStaleLocked(x T) bool {
 func (q *Queue[T]) Remove(x T) bool {
 	q.lock()
 	defer q.mu.Unlock()
-	if _, ok := q.queued[x]; !ok {
+	h := q.hash(x)
+	if !q.queued.del(x, h) {
 		return false
 	}
-	delete(q.queued, x)
-	delete(q.counts, x)
+	q.counts.del(x, h)
 	q.stale[x]++
 	q.nstale++
 	q.stats.Removed++
-	if len(q.queued) == 0 || (q.nstale >= 64 && q.nstale > len(q.queued)) {
+	if q.queued.len() == 0 || (q.nstale >= 64 && q.nstale > q.queued.len()) {
 		q.compactLocked()
 	}
 	q.leftLocked()
@@ -247,7 +282,7 @@ func (q *Queue[T]) leftLocked() {
 	if q.capacity > 0 {
 		q.room.broadcastLocked()
 	}
-	if q.closed && len(q.queued) == 0 && len(q.inProgress) == 0 {
+	if q.closed && q.queued.len() == 0 && q.inProgress.len() == 0 {
 		q.activity.broadcastLocked()
 	}
 }
@@ -263,8 +298,8 @@ func (q *Queue[T]) compactLocked() {
 	q.walkLocked(func(x T, pos uint64, at int64, fromRetry bool) bool {
 		if fromRetry { // in order, so retry stays a valid heap
 			retry = append(retry, retried[T]{x: x, pos: pos, at: at})
-		} else {
-			st.note(fresh.push(x), at)
+		} else if pos := fresh.push(x); q.timestamps {
+			st.note(pos, at)
 		}
 		return true
 	})
@@ -296,6 +331,6 @@ func (q *Queue[T]) Drain(ctx context.Context) error {
 	}
 	q.Close()
 	return q.await(ctx, nil, &q.activity, func() (bool, error) {
-		return len(q.queued) == 0 && len(q.inProgress) == 0, nil
+		return q.queued.len() == 0 && q.inProgress.len() == 0, nil
 	})
 }

@@ -36,9 +36,11 @@ type Info struct {
 	State State
 	// EnqueuedAt is when the item was added (for an item put back by a failed
 	// scope, when it was first added). It may be up to a microsecond early
-	// for items added faster than one per microsecond.
+	// for items added faster than one per microsecond. It is zero unless
+	// Config.Timestamps.
 	EnqueuedAt time.Time
-	// TakenAt is when the item was taken; zero unless it is in progress.
+	// TakenAt is when the item was taken; zero unless it is in progress and
+	// Config.Timestamps.
 	TakenAt time.Time
 	// Attempts counts the scopes that failed with the item.
 	Attempts int
@@ -69,7 +71,7 @@ type Stats struct {
 func (q *Queue[T]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.queued)
+	return q.queued.len()
 }
 
 // Stats returns the queue's counters.
@@ -77,7 +79,7 @@ func (q *Queue[T]) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	s := q.stats
-	s.Queued, s.InProgress = len(q.queued), len(q.inProgress)
+	s.Queued, s.InProgress = q.queued.len(), q.inProgress.len()
 	return s
 }
 
@@ -85,7 +87,7 @@ func (q *Queue[T]) Stats() Stats {
 func (q *Queue[T]) Queued() []T {
 	q.rlock()
 	defer q.runlock()
-	out := make([]T, 0, len(q.queued))
+	out := make([]T, 0, q.queued.len())
 	q.walkLocked(func(x T, _ uint64, _ int64, _ bool) bool {
 		out = append(out, x)
 		return true
@@ -101,10 +103,11 @@ func (q *Queue[T]) InProgress() []T {
 		x   T
 		pos uint64
 	}
-	items := make([]item, 0, len(q.inProgress))
-	for x, s := range q.inProgress {
+	items := make([]item, 0, q.inProgress.len())
+	q.inProgress.all(func(x T, s *slot[T]) bool {
 		items = append(items, item{x, s.b.flights[s.i].pos})
-	}
+		return true
+	})
 	slices.SortFunc(items, func(a, b item) int { return cmp.Compare(a.pos, b.pos) })
 	out := make([]T, len(items))
 	for i, it := range items {
@@ -118,7 +121,8 @@ func (q *Queue[T]) InProgress() []T {
 func (q *Queue[T]) Info(x T) (Info, bool) {
 	q.rlock()
 	defer q.runlock()
-	if s, ok := q.inProgress[x]; ok {
+	h := q.hash(x)
+	if s := q.inProgress.get(x, h); s != nil {
 		f := s.b.flights[s.i]
 		return Info{
 			State:      InProgress,
@@ -128,10 +132,13 @@ func (q *Queue[T]) Info(x T) (Info, bool) {
 			Collisions: int(f.collisions),
 		}, true
 	}
-	if _, ok := q.queued[x]; !ok {
+	if !q.queued.has(x, h) {
 		return Info{}, false
 	}
-	c := q.counts[x]
+	var c counts
+	if p := q.counts.get(x, h); p != nil {
+		c = *p
+	}
 	info := Info{State: Queued, Attempts: int(c.attempts), Collisions: int(c.collisions)}
 	q.walkLocked(func(y T, _ uint64, at int64, _ bool) bool {
 		if y != x {
@@ -165,12 +172,16 @@ func (q *Queue[T]) walkLocked(yield func(x T, pos uint64, at int64, retried bool
 			return
 		}
 	}
-	st := q.stamps.s[q.stamps.head:]
+	st := q.stamps.s[q.stamps.head:] // empty unless Config.Timestamps
 	for pos := q.fresh.head; pos < q.fresh.tail; pos++ {
-		for len(st) > 1 && st[1].pos <= pos {
-			st = st[1:]
+		var at int64
+		if len(st) > 0 {
+			for len(st) > 1 && st[1].pos <= pos {
+				st = st[1:]
+			}
+			at = st[0].at
 		}
-		if x := q.fresh.at(pos); live(x) && !yield(x, pos, st[0].at, false) {
+		if x := q.fresh.at(pos); live(x) && !yield(x, pos, at, false) {
 			return
 		}
 	}

@@ -21,6 +21,7 @@ type batch[T comparable] struct {
 // flight is what the queue remembers of an item while it is in progress.
 type flight struct {
 	counts
+	hash    uint64 // of the item
 	pos     uint64 // original position, where a failure puts it back
 	at      int64  // enqueue time
 	rerun   bool   // added again while in progress (Config.Rerun)
@@ -105,7 +106,7 @@ func checkTake(ctx context.Context, max int) error {
 func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope) (*batch[T], error) {
 	var b *batch[T]
 	err := q.await(ctx, &q.takeTurn, &q.activity, func() (bool, error) {
-		if len(q.queued) > 0 {
+		if q.queued.len() > 0 {
 			b = q.takeLocked(max, owner)
 			return true, nil
 		}
@@ -119,7 +120,7 @@ func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope) (*batc
 
 // takeLocked moves up to max queued items, at least one, into a new batch.
 func (q *Queue[T]) takeLocked(max int, owner *scope.Scope) *batch[T] {
-	n := min(max, len(q.queued))
+	n := min(max, q.queued.len())
 	var b *batch[T]
 	if k := len(q.free); k > 0 {
 		b = q.free[k-1]
@@ -132,15 +133,14 @@ func (q *Queue[T]) takeLocked(max int, owner *scope.Scope) *batch[T] {
 	b.takenAt = q.nowLocked()
 	for i := range n {
 		x, pos, at := q.popLocked()
-		f := flight{pos: pos, at: at}
-		if len(q.counts) > 0 {
-			if c, ok := q.counts[x]; ok {
-				f.counts = c
-				delete(q.counts, x)
-			}
+		h := q.hash(x)
+		f := flight{hash: h, pos: pos, at: at}
+		if c := q.counts.get(x, h); c != nil {
+			f.counts = *c
+			q.counts.del(x, h)
 		}
-		delete(q.queued, x)
-		q.inProgress[x] = slot[T]{b, i}
+		q.queued.del(x, h)
+		q.inProgress.put(x, h, slot[T]{b, i})
 		b.keys = append(b.keys, x)
 		b.flights = append(b.flights, f)
 	}
@@ -189,12 +189,12 @@ func (q *Queue[T]) settleLocked(b *batch[T], i int, how outcome) {
 		return
 	}
 	f.settled = true
-	x := b.keys[i]
-	delete(q.inProgress, x)
+	x, h := b.keys[i], f.hash
+	q.inProgress.del(x, h)
 	switch {
 	case how == complete && f.rerun:
 		q.stats.Completed++
-		q.pushLocked(x)
+		q.pushLocked(x, h)
 	case how == complete:
 		q.stats.Completed++
 		q.leftLocked()
@@ -203,9 +203,9 @@ func (q *Queue[T]) settleLocked(b *batch[T], i int, how outcome) {
 			f.attempts++
 			q.stats.Requeued++
 		}
-		q.queued[x] = struct{}{}
+		q.queued.put(x, h, struct{}{})
 		if f.counts != (counts{}) {
-			q.counts[x] = f.counts
+			q.counts.put(x, h, f.counts)
 		}
 		q.retry.push(retried[T]{x: x, pos: f.pos, at: f.at})
 		q.activity.broadcastLocked()
@@ -229,8 +229,8 @@ func (q *Queue[T]) settleOne(s *scope.Scope, x T, how outcome) bool {
 	}
 	q.lock()
 	defer q.mu.Unlock()
-	sl, ok := q.inProgress[x]
-	if !ok || sl.b.owner != s {
+	sl := q.inProgress.get(x, q.hash(x))
+	if sl == nil || sl.b.owner != s {
 		return false
 	}
 	q.settleLocked(sl.b, sl.i, how)

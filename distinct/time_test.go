@@ -13,7 +13,7 @@ import (
 func TestInfoTimesAndCounters(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue[string](t, distinct.Config{})
+		q := newQueue[string](t, distinct.Config{Timestamps: true})
 		t0 := time.Now()
 		q.Add("a")
 		time.Sleep(time.Second) // fake time: advances the bubble's clock
