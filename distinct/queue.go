@@ -43,8 +43,8 @@ type Queue[T comparable] struct {
 	// the queue then, ahead of all items that are still fresh.
 	queued table[T, struct{}]
 	fresh  ring[T]
-	stamps stamps       // enqueue times of fresh items
-	retry  retryHeap[T] // by original position
+	stamps stamps           // enqueue times of fresh items
+	retry  retryHeap[T]     // by original position
 	counts table[T, counts] // attempts and collisions of queued items, when not zero
 	// Remove leaves the item's slot in fresh or retry behind; stale counts
 	// such slots per item, and taking skips them.
