@@ -44,11 +44,22 @@ func BenchmarkQueue_AddDuplicate(b *testing.B) {
 }
 
 // BenchmarkQueue_TakeComplete takes a batch, completes it and adds its items
-// back, with 4096 items queued; ns/op is per item.
+// back, with 4096 items queued; ns/item is per item. The timestamps=on cases
+// show what Config.Timestamps costs.
 func BenchmarkQueue_TakeComplete(b *testing.B) {
-	for _, batch := range []int{1, 16} {
-		b.Run("impl=Process/batch="+itoa(batch), func(b *testing.B) {
-			q, _ := distinct.New[int](distinct.Config{})
+	for _, tc := range []struct {
+		name  string
+		batch int
+		cfg   distinct.Config
+	}{
+		{"batch=1", 1, distinct.Config{}},
+		{"batch=16", 16, distinct.Config{}},
+		{"batch=1/timestamps=on", 1, distinct.Config{Timestamps: true}},
+		{"batch=16/timestamps=on", 16, distinct.Config{Timestamps: true}},
+	} {
+		batch := tc.batch
+		b.Run("impl=Process/"+tc.name, func(b *testing.B) {
+			q, _ := distinct.New[int](tc.cfg)
 			for i := range 4096 {
 				q.Add(i)
 			}
@@ -63,11 +74,10 @@ func BenchmarkQueue_TakeComplete(b *testing.B) {
 				_ = q.Process(ctx, batch, keep)
 				q.AddAll(taken)
 			}
-			b.SetBytes(0)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/item")
 		})
-		b.Run("impl=Take/batch="+itoa(batch), func(b *testing.B) {
-			q, _ := distinct.New[int](distinct.Config{})
+		b.Run("impl=Take/"+tc.name, func(b *testing.B) {
+			q, _ := distinct.New[int](tc.cfg)
 			for i := range 4096 {
 				q.Add(i)
 			}
@@ -82,11 +92,4 @@ func BenchmarkQueue_TakeComplete(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/item")
 		})
 	}
-}
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
 }

@@ -46,6 +46,21 @@ func TestInfoTimesAndCounters(t *testing.T) {
 	})
 }
 
+func TestTimesAreZeroWithoutTimestamps(t *testing.T) {
+	t.Parallel()
+	q := newQueue[int](t, distinct.Config{})
+	q.Add(1)
+	q.Add(2)
+	_, s := takeIn(t, q, 1)
+	defer s.Close(scope.Succeeded())
+	for x := range 2 {
+		info, ok := q.Info(x + 1)
+		if !ok || !info.EnqueuedAt.IsZero() || !info.TakenAt.IsZero() {
+			t.Errorf("Info(%d) = %+v, %v; want zero times", x+1, info, ok)
+		}
+	}
+}
+
 func TestBlockedTakeIsWokenInTime(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {

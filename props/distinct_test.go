@@ -132,6 +132,9 @@ func TestDistinctMatchesModel(t *testing.T) {
 		cfg := distinct.Config{
 			Capacity: rapid.SampledFrom([]int{0, 0, 3, 8}).Draw(t, "capacity"),
 			Rerun:    rapid.Bool().Draw(t, "rerun"),
+			// Timestamps change no observable result but the times: run
+			// both ways so its code paths see every operation.
+			Timestamps: rapid.Bool().Draw(t, "timestamps"),
 		}
 		q, err := distinct.New[int](cfg)
 		if err != nil {
