@@ -11,7 +11,8 @@
 # different load. The other scenarios run for BENCHTIME.
 #
 # Environment:
-#   COUNT      runs per benchmark (default 6; the targets need ≥ 6)
+#   COUNT      runs per benchmark, in as many rounds (default 6; the targets
+#              need ≥ 6)
 #   CPU        -cpu list (default 2: the project's machine has 2 cores)
 #   BENCHTIME  -benchtime for all but scenario 1 (default 1s)
 #   MPMC_N     items per scenario-1 run (default 1000000)
@@ -59,9 +60,15 @@ done
 mkdir -p "$(dirname "$OUT")"
 if [[ "${SKIP_RUN:-}" != 1 ]]; then
 	: > "$OUT"
-	for c in "${cmds[@]}"; do
-		echo "+ (cd bench && $c) >> bench/$OUT" >&2
-		eval "$c" | tee -a "$OUT"
+	# Round robin: COUNT rounds of -count=1 over every group, so that a slow
+	# spell of the shared machine hits every implementation alike instead of
+	# all the runs of one.
+	for round in $(seq "$COUNT"); do
+		for c in "${cmds[@]}"; do
+			c1=${c/-count=$COUNT/-count=1}
+			echo "+ round $round/$COUNT: (cd bench && $c1) >> bench/$OUT" >&2
+			eval "$c1" | tee -a "$OUT"
+		done
 	done
 fi
 

@@ -219,11 +219,6 @@ func renderReport(d *data, m meta) string {
 		a, ok := r.med(n, "allocs/item")
 		r.check("2 duplicates", "jobkit allocs/item, add then process on one goroutine (nobody waits)", a, ok, 0)
 	}
-	for _, n := range r.rows("Duplicates", "jobkit") {
-		k := d.results[n].keys
-		rat, ok := r.ratio(n, withImpl(n, "clientgo"), "ns/op")
-		r.check("2 duplicates", fmt.Sprintf("ns/Add jobkit ÷ client-go end to end, keys=%s (mostly rejected duplicates)", k["keys"]), rat, ok, 1.0)
-	}
 
 	// Scenario 3.
 	for _, n := range r.rows("Requeue", "jobkit") {
@@ -261,7 +256,7 @@ func renderReport(d *data, m meta) string {
 		r.printf("- Library measured: jobkit %s.\n", m.rev)
 	}
 	if len(m.cmds) > 0 {
-		r.printf("- Commands (appending to the raw output):\n\n```sh\n%s\n```\n\n", strings.Join(m.cmds, "\n"))
+		r.printf("- Commands, run in rounds: each round runs every command once with `-count=1`, appending to the raw output, and `-count` says how many rounds (so that a slow spell of the shared machine hits every implementation alike):\n\n```sh\n%s\n```\n\n", strings.Join(m.cmds, "\n"))
 	}
 	if m.hasStat {
 		r.printf("- benchstat, one column per implementation with jobkit as the base (confidence intervals, p-values): %s.\n", link(m.benchstat))
@@ -295,6 +290,7 @@ func renderReport(d *data, m meta) string {
 	r.printf("4 producers make b.N adds from a hot key set while 16 consumers hold each item about 10 µs. ns/op is ns per Add; accepted/add is the fraction of adds that created work; processed/add counts items processed while the adds ran; heap-B is the live heap's growth over the run. `jobkit-rerun` is jobkit with `Config.Rerun` (client-go's dirty semantics); plain jobkit rejects an add of an item in progress.\n\n")
 	dupImpls := []string{"jobkit", "jobkit-rerun", "clientgo", "priorityqueue"}
 	r.table("Duplicates", "ns/op", dupImpls, []string{"clientgo", "priorityqueue"})
+	r.printf("These end-to-end figures are not a target: ns per Add mixes rejected duplicates with accepted adds, and the accepted fraction feeds back on itself (more accepted adds, more work, slower adds, more time for consumers to empty the set), so runs are bimodal and spread widely. The target on a rejected duplicate is judged on `BenchmarkQueue_Add/op=duplicate` below.\n\n")
 	r.printf("Accepted and processed per Add, heap growth:\n\n")
 	r.table("Duplicates", "accepted/add", dupImpls, nil,
 		r.medianColumn("jobkit", "processed/add"), r.medianColumn("clientgo", "processed/add"),
