@@ -13,16 +13,23 @@ import "hash/maphash"
 // profiles of client-go's workqueue and of this queue on built-in maps spent
 // half their time there.
 //
-// Each slot costs a two-byte control word plus the key and value. Callers hash a key
-// once with the seed all of a queue's tables share, and pass the hash to each
-// table they probe. Its methods need the queue's write lock (or, for reads,
-// either side of the gate).
+// A slot holds a two-byte control word next to its key and value, so that a
+// lookup in a table larger than the caches costs one cache miss, not one per
+// array. Callers hash a key once with the seed all of a queue's tables share,
+// and pass the hash to each table they probe. Its methods need the queue's
+// write lock (or, for reads, either side of the gate).
 type table[K comparable, V any] struct {
-	seed *maphash.Seed // shared by the queue's tables
-	ctrl []uint16      // per slot: 0 if empty, else tag(hash)<<8 | probe distance
-	keys []K
-	vals []V
-	n    int
+	seed  *maphash.Seed // shared by the queue's tables
+	slots []cell[K, V]
+	n     int
+}
+
+// cell is one slot of a table. val comes first so that a zero-size V adds
+// no padding.
+type cell[K comparable, V any] struct {
+	val  V
+	ctrl uint16 // 0 if empty, else tag(hash)<<8 | probe distance
+	key  K
 }
 
 const (
@@ -49,13 +56,13 @@ func (t *table[K, V]) len() int { return t.n }
 // find returns the slot of k, whose hash is h, and true; or the empty slot
 // where k would go and false. The table must have at least one slot.
 func (t *table[K, V]) find(k K, h uint64) (int, bool) {
-	mask := len(t.ctrl) - 1
+	mask := len(t.slots) - 1
 	want := tag(h)
 	for i := int(h) & mask; ; i = (i + 1) & mask {
-		switch c := t.ctrl[i]; {
-		case c == 0:
+		switch s := &t.slots[i]; {
+		case s.ctrl == 0:
 			return i, false
-		case uint8(c>>8) == want && t.keys[i] == k:
+		case uint8(s.ctrl>>8) == want && s.key == k:
 			return i, true
 		}
 	}
@@ -68,7 +75,7 @@ func (t *table[K, V]) get(k K, h uint64) *V {
 		return nil
 	}
 	if i, ok := t.find(k, h); ok {
-		return &t.vals[i]
+		return &t.slots[i].val
 	}
 	return nil
 }
@@ -85,8 +92,8 @@ func (t *table[K, V]) has(k K, h uint64) bool {
 // reserve makes room for n more entries, so that the empty slot find
 // returns stays valid for insertAt.
 func (t *table[K, V]) reserve(n int) {
-	if (t.n+n)*loadDen > len(t.ctrl)*loadNum {
-		size := max(len(t.ctrl), minTable)
+	if (t.n+n)*loadDen > len(t.slots)*loadNum {
+		size := max(len(t.slots), minTable)
 		for (t.n+n)*loadDen > size*loadNum {
 			size *= 2
 		}
@@ -97,8 +104,7 @@ func (t *table[K, V]) reserve(n int) {
 // insertAt puts k (hash h), which is absent, with value v in the empty slot
 // i that find returned after reserve.
 func (t *table[K, V]) insertAt(i int, k K, h uint64, v V) {
-	mask := len(t.ctrl) - 1
-	t.ctrl[i], t.keys[i], t.vals[i] = control(h, (i-int(h))&mask), k, v
+	t.slots[i] = cell[K, V]{val: v, ctrl: control(h, (i-int(h))&(len(t.slots)-1)), key: k}
 	t.n++
 }
 
@@ -110,8 +116,8 @@ func (t *table[K, V]) put(k K, h uint64, v V) *V {
 	if !ok {
 		t.insertAt(i, k, h, v)
 	}
-	t.vals[i] = v
-	return &t.vals[i]
+	t.slots[i].val = v
+	return &t.slots[i].val
 }
 
 // del removes k (hash h) and reports whether it was present. The entries
@@ -125,32 +131,30 @@ func (t *table[K, V]) del(k K, h uint64) bool {
 	if !ok {
 		return false
 	}
-	mask := len(t.ctrl) - 1
+	mask := len(t.slots) - 1
 	for j := i; ; {
 		j = (j + 1) & mask
-		if t.ctrl[j] == 0 {
+		c := t.slots[j].ctrl
+		if c == 0 {
 			break
 		}
 		// The entry at j may move back to i unless its home slot lies
 		// cyclically in (i, j]: then i is before its home.
-		c := t.ctrl[j]
 		dist := int(c & farDistance)
 		if dist == farDistance {
-			dist = (j - int(maphash.Comparable(*t.seed, t.keys[j]))) & mask
+			dist = (j - int(maphash.Comparable(*t.seed, t.slots[j].key))) & mask
 		}
-		if gap := (j - i) & mask; dist < gap {
+		gap := (j - i) & mask
+		if dist < gap {
 			continue
-		} else {
-			c = c&^farDistance | uint16(min(dist-gap, farDistance))
 		}
-		t.ctrl[i], t.keys[i], t.vals[i] = c, t.keys[j], t.vals[j]
+		t.slots[i] = t.slots[j]
+		t.slots[i].ctrl = c&^farDistance | uint16(min(dist-gap, farDistance))
 		i = j
 	}
-	var zk K
-	var zv V
-	t.ctrl[i], t.keys[i], t.vals[i] = 0, zk, zv
+	t.slots[i] = cell[K, V]{}
 	t.n--
-	if n := len(t.ctrl); n > shrinkFrom && t.n*32 < n {
+	if n := len(t.slots); n > shrinkFrom && t.n*32 < n {
 		t.resize(max(minTable, n/8))
 	}
 	return true
@@ -158,27 +162,28 @@ func (t *table[K, V]) del(k K, h uint64) bool {
 
 // resize rehashes the entries into a table of n slots, a power of two.
 func (t *table[K, V]) resize(n int) {
-	ctrl, keys, vals := t.ctrl, t.keys, t.vals
-	t.ctrl, t.keys, t.vals = make([]uint16, n), make([]K, n), make([]V, n)
+	old := t.slots
+	t.slots = make([]cell[K, V], n)
 	mask := n - 1
-	for i, c := range ctrl {
-		if c == 0 {
+	for _, s := range old {
+		if s.ctrl == 0 {
 			continue
 		}
-		h := maphash.Comparable(*t.seed, keys[i])
+		h := maphash.Comparable(*t.seed, s.key)
 		j := int(h) & mask
-		for t.ctrl[j] != 0 {
+		for t.slots[j].ctrl != 0 {
 			j = (j + 1) & mask
 		}
-		t.ctrl[j], t.keys[j], t.vals[j] = control(h, (j-int(h))&mask), keys[i], vals[i]
+		s.ctrl = control(h, (j-int(h))&mask)
+		t.slots[j] = s
 	}
 }
 
 // all calls yield for each entry, in no particular order, until it returns
 // false.
 func (t *table[K, V]) all(yield func(K, *V) bool) {
-	for i, c := range t.ctrl {
-		if c != 0 && !yield(t.keys[i], &t.vals[i]) {
+	for i := range t.slots {
+		if s := &t.slots[i]; s.ctrl != 0 && !yield(s.key, &s.val) {
 			return
 		}
 	}
