@@ -37,15 +37,15 @@ type Queue[T comparable] struct {
 	seed   maphash.Seed // hashes items for all the tables
 	closed bool
 
-	// Queued items. Every queued item is in queued, and once more in retry
-	// (put back by a failed scope) or fresh (never taken). Every item in retry
-	// precedes every item in fresh: an item that was taken was at the head of
-	// the queue then, ahead of all items that are still fresh.
-	queued table[T, struct{}]
+	// Queued items. Every queued item is in queued, with its counters, and
+	// once more in retry (put back by a failed scope) or fresh (never taken).
+	// Every item in retry precedes every item in fresh: an item that was
+	// taken was at the head of the queue then, ahead of all items that are
+	// still fresh.
+	queued table[T, counts]
 	fresh  ring[T]
-	stamps stamps           // enqueue times of fresh items
-	retry  retryHeap[T]     // by original position
-	counts table[T, counts] // attempts and collisions of queued items, when not zero
+	stamps stamps       // enqueue times of fresh items
+	retry  retryHeap[T] // by original position
 	// Remove leaves the item's slot in fresh or retry behind; stale counts
 	// such slots per item, and taking skips them.
 	stale  map[T]int
@@ -86,7 +86,7 @@ func New[T comparable](cfg Config) (*Queue[T], error) {
 func (q *Queue[T]) initLocked() {
 	q.epoch = time.Now()
 	q.seed = maphash.MakeSeed()
-	q.queued.seed, q.counts.seed, q.inProgress.seed = &q.seed, &q.seed, &q.seed
+	q.queued.seed, q.inProgress.seed = &q.seed, &q.seed
 	q.stale = make(map[T]int)
 	q.takeTurn = make(chan struct{}, 1)
 	q.addTurn = make(chan struct{}, 1)
@@ -174,11 +174,7 @@ func (q *Queue[T]) addLocked(x T) (bool, error) {
 	q.queued.reserve(1)
 	i, found := q.queued.find(x, h)
 	if found {
-		if c := q.counts.get(x, h); c != nil {
-			c.collisions++
-		} else {
-			q.counts.put(x, h, counts{collisions: 1})
-		}
+		q.queued.at(i).collisions++
 		q.stats.Rejected++
 		return false, nil
 	}
@@ -196,7 +192,7 @@ func (q *Queue[T]) addLocked(x T) (bool, error) {
 	if q.capacity > 0 && q.queued.len()+q.inProgress.len() >= q.capacity {
 		return false, ErrFull
 	}
-	q.queued.insertAt(i, x, h, struct{}{})
+	q.queued.insertAt(i, x, h, counts{})
 	q.appendLocked(x)
 	q.stats.Added++
 	return true, nil
@@ -205,7 +201,7 @@ func (q *Queue[T]) addLocked(x T) (bool, error) {
 // pushLocked queues x, which is absent and hashes to h, at the tail and wakes
 // a taker.
 func (q *Queue[T]) pushLocked(x T, h uint64) {
-	q.queued.put(x, h, struct{}{})
+	q.queued.put(x, h, counts{})
 	q.appendLocked(x)
 }
 
@@ -262,10 +258,9 @@ func (q *Queue[T]) Remove(x T) bool {
 	q.lock()
 	defer q.mu.Unlock()
 	h := q.hash(x)
-	if !q.queued.del(x, h) {
+	if _, ok := q.queued.del(x, h); !ok {
 		return false
 	}
-	q.counts.del(x, h)
 	q.stale[x]++
 	q.nstale++
 	q.stats.Removed++

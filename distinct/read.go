@@ -132,13 +132,11 @@ func (q *Queue[T]) Info(x T) (Info, bool) {
 			Collisions: int(f.collisions),
 		}, true
 	}
-	if !q.queued.has(x, h) {
+	p := q.queued.get(x, h)
+	if p == nil {
 		return Info{}, false
 	}
-	var c counts
-	if p := q.counts.get(x, h); p != nil {
-		c = *p
-	}
+	c := *p
 	info := Info{State: Queued, Attempts: int(c.attempts), Collisions: int(c.collisions)}
 	q.walkLocked(func(y T, _ uint64, at int64, _ bool) bool {
 		if y != x {

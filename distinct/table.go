@@ -80,15 +80,6 @@ func (t *table[K, V]) get(k K, h uint64) *V {
 	return nil
 }
 
-// has reports whether k (hash h) is present.
-func (t *table[K, V]) has(k K, h uint64) bool {
-	if t.n == 0 {
-		return false
-	}
-	_, ok := t.find(k, h)
-	return ok
-}
-
 // reserve makes room for n more entries, so that the empty slot find
 // returns stays valid for insertAt.
 func (t *table[K, V]) reserve(n int) {
@@ -120,17 +111,22 @@ func (t *table[K, V]) put(k K, h uint64, v V) *V {
 	return &t.slots[i].val
 }
 
-// del removes k (hash h) and reports whether it was present. The entries
-// after it in its probe run move back to fill the gap, so no tombstone is
-// left.
-func (t *table[K, V]) del(k K, h uint64) bool {
+// at returns a pointer to the value in slot i, which find reported present.
+func (t *table[K, V]) at(i int) *V { return &t.slots[i].val }
+
+// del removes k (hash h) and returns its value and whether it was present.
+// The entries after it in its probe run move back to fill the gap, so no
+// tombstone is left.
+func (t *table[K, V]) del(k K, h uint64) (V, bool) {
+	var v V
 	if t.n == 0 {
-		return false
+		return v, false
 	}
 	i, ok := t.find(k, h)
 	if !ok {
-		return false
+		return v, false
 	}
+	v = t.slots[i].val
 	mask := len(t.slots) - 1
 	for j := i; ; {
 		j = (j + 1) & mask
@@ -157,7 +153,7 @@ func (t *table[K, V]) del(k K, h uint64) bool {
 	if n := len(t.slots); n > shrinkFrom && t.n*32 < n {
 		t.resize(max(minTable, n/8))
 	}
-	return true
+	return v, true
 }
 
 // resize rehashes the entries into a table of n slots, a power of two.

@@ -134,12 +134,8 @@ func (q *Queue[T]) takeLocked(max int, owner *scope.Scope) *batch[T] {
 	for i := range n {
 		x, pos, at := q.popLocked()
 		h := q.hash(x)
-		f := flight{hash: h, pos: pos, at: at}
-		if c := q.counts.get(x, h); c != nil {
-			f.counts = *c
-			q.counts.del(x, h)
-		}
-		q.queued.del(x, h)
+		c, _ := q.queued.del(x, h)
+		f := flight{counts: c, hash: h, pos: pos, at: at}
 		q.inProgress.put(x, h, slot[T]{b, i})
 		b.keys = append(b.keys, x)
 		b.flights = append(b.flights, f)
@@ -203,10 +199,7 @@ func (q *Queue[T]) settleLocked(b *batch[T], i int, how outcome) {
 			f.attempts++
 			q.stats.Requeued++
 		}
-		q.queued.put(x, h, struct{}{})
-		if f.counts != (counts{}) {
-			q.counts.put(x, h, f.counts)
-		}
+		q.queued.put(x, h, f.counts)
 		q.retry.push(retried[T]{x: x, pos: f.pos, at: f.at})
 		q.activity.broadcastLocked()
 	}
