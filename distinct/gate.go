@@ -35,12 +35,26 @@ func (s *signal) broadcastLocked() {
 
 // lock acquires the write side: on return q.mu is held and no reader is
 // active.
-func (q *Queue[T]) lock() { _ = q.lockCtx(context.Background()) }
+func (q *Queue[T]) lock() {
+	q.mu.Lock()
+	if q.readers != 0 || q.takeTurn == nil {
+		_ = q.lockSlow(context.Background())
+	}
+}
 
 // lockCtx is lock that gives up, returning ctx's error, if ctx is done while
 // readers hold the queue.
 func (q *Queue[T]) lockCtx(ctx context.Context) error {
 	q.mu.Lock()
+	if q.readers != 0 || q.takeTurn == nil {
+		return q.lockSlow(ctx)
+	}
+	return nil
+}
+
+// lockSlow finishes lock and lockCtx, with q.mu held: it sets up a zero
+// Queue and waits for readers to leave.
+func (q *Queue[T]) lockSlow(ctx context.Context) error {
 	if q.takeTurn == nil {
 		q.initLocked()
 	}

@@ -3,7 +3,6 @@ package distinct
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"sync"
 	"time"
 )
@@ -33,16 +32,16 @@ type Queue[T comparable] struct {
 	noReaders signal
 	noWriters signal
 
-	epoch  time.Time    // times are kept as nanoseconds since epoch
-	seed   maphash.Seed // hashes items for all the tables
+	epoch  time.Time // times are kept as nanoseconds since epoch
 	closed bool
 
-	// Queued items. Every queued item is in queued, with its counters, and
-	// once more in retry (put back by a failed scope) or fresh (never taken).
+	// Queued items. Every queued item is in queued, with its count of
+	// collisions, and once more in retry (put back by a failed scope, with
+	// its failed attempts) or fresh (never taken, so no attempts).
 	// Every item in retry precedes every item in fresh: an item that was
 	// taken was at the head of the queue then, ahead of all items that are
 	// still fresh.
-	queued table[T, counts]
+	queued table[T, uint32]
 	fresh  ring[T]
 	stamps stamps       // enqueue times of fresh items
 	retry  retryHeap[T] // by original position
@@ -85,14 +84,10 @@ func New[T comparable](cfg Config) (*Queue[T], error) {
 
 func (q *Queue[T]) initLocked() {
 	q.epoch = time.Now()
-	q.seed = maphash.MakeSeed()
-	q.queued.seed, q.inProgress.seed = &q.seed, &q.seed
 	q.stale = make(map[T]int)
 	q.takeTurn = make(chan struct{}, 1)
 	q.addTurn = make(chan struct{}, 1)
 }
-
-func (q *Queue[T]) hash(x T) uint64 { return maphash.Comparable(q.seed, x) }
 
 // nowLocked returns the time in nanoseconds since the queue's epoch, or 0
 // unless Config.Timestamps.
@@ -126,8 +121,9 @@ func (q *Queue[T]) Add(x T) bool {
 // when x was added, (false, nil) when x is a duplicate, ErrFull when the queue
 // holds Config.Capacity items, and ErrClosed after Close.
 func (q *Queue[T]) TryAdd(x T) (bool, error) {
+	h := hash(x) // before the lock: keep the critical section short
 	q.lock()
-	added, err := q.addLocked(x)
+	added, err := q.addLocked(x, h)
 	q.mu.Unlock()
 	return added, err
 }
@@ -140,9 +136,10 @@ func (q *Queue[T]) AddWait(ctx context.Context, x T) (bool, error) {
 		return false, fmt.Errorf("%w: nil context", ErrInvalid)
 	}
 	var added bool
+	h := hash(x)
 	err := q.await(ctx, &q.addTurn, &q.room, func() (bool, error) {
 		var err error
-		added, err = q.addLocked(x)
+		added, err = q.addLocked(x, h)
 		if err == ErrFull {
 			return false, nil
 		}
@@ -158,7 +155,7 @@ func (q *Queue[T]) AddAll(xs []T) []T {
 	var rest []T
 	q.lock()
 	for _, x := range xs {
-		if added, _ := q.addLocked(x); !added {
+		if added, _ := q.addLocked(x, hash(x)); !added {
 			rest = append(rest, x)
 		}
 	}
@@ -166,15 +163,15 @@ func (q *Queue[T]) AddAll(xs []T) []T {
 	return rest
 }
 
-func (q *Queue[T]) addLocked(x T) (bool, error) {
+// addLocked adds x, whose hash is h.
+func (q *Queue[T]) addLocked(x T, h uint64) (bool, error) {
 	if q.closed {
 		return false, ErrClosed
 	}
-	h := q.hash(x)
 	q.queued.reserve(1)
 	i, found := q.queued.find(x, h)
 	if found {
-		q.queued.at(i).collisions++
+		*q.queued.at(i)++
 		q.stats.Rejected++
 		return false, nil
 	}
@@ -192,7 +189,7 @@ func (q *Queue[T]) addLocked(x T) (bool, error) {
 	if q.capacity > 0 && q.queued.len()+q.inProgress.len() >= q.capacity {
 		return false, ErrFull
 	}
-	q.queued.insertAt(i, x, h, counts{})
+	q.queued.insertAt(i, x, h, 0)
 	q.appendLocked(x)
 	q.stats.Added++
 	return true, nil
@@ -201,7 +198,7 @@ func (q *Queue[T]) addLocked(x T) (bool, error) {
 // pushLocked queues x, which is absent and hashes to h, at the tail and wakes
 // a taker.
 func (q *Queue[T]) pushLocked(x T, h uint64) {
-	q.queued.put(x, h, counts{})
+	q.queued.put(x, h, 0)
 	q.appendLocked(x)
 }
 
@@ -215,21 +212,22 @@ func (q *Queue[T]) appendLocked(x T) {
 	q.activity.broadcastLocked()
 }
 
-// popLocked removes the first queued item and returns it with its position
-// and enqueue time. At least one item must be queued.
-func (q *Queue[T]) popLocked() (x T, pos uint64, at int64) {
+// popLocked removes the first queued item and returns it with its position,
+// enqueue time and failed attempts. At least one item must be queued.
+func (q *Queue[T]) popLocked() (x T, pos uint64, at int64, attempts uint32) {
 	for {
 		if len(q.retry) > 0 {
 			r := q.retry.pop()
-			x, pos, at = r.x, r.pos, r.at
+			x, pos, at, attempts = r.x, r.pos, r.at, r.attempts
 		} else {
+			attempts = 0
 			x, pos = q.fresh.pop()
 			if q.timestamps {
 				at = q.stamps.pop(pos)
 			}
 		}
 		if q.nstale == 0 || !q.dropStaleLocked(x) {
-			return x, pos, at
+			return x, pos, at, attempts
 		}
 	}
 }
@@ -257,7 +255,7 @@ func (q *Queue[T]) dropStaleLocked(x T) bool {
 func (q *Queue[T]) Remove(x T) bool {
 	q.lock()
 	defer q.mu.Unlock()
-	h := q.hash(x)
+	h := hash(x)
 	if _, ok := q.queued.del(x, h); !ok {
 		return false
 	}
@@ -290,9 +288,9 @@ func (q *Queue[T]) compactLocked() {
 	var fresh ring[T]
 	var st stamps
 	fresh.reset(base)
-	q.walkLocked(func(x T, pos uint64, at int64, fromRetry bool) bool {
+	q.walkLocked(func(x T, pos uint64, at int64, attempts uint32, fromRetry bool) bool {
 		if fromRetry { // in order, so retry stays a valid heap
-			retry = append(retry, retried[T]{x: x, pos: pos, at: at})
+			retry = append(retry, retried[T]{x: x, pos: pos, at: at, attempts: attempts})
 		} else if pos := fresh.push(x); q.timestamps {
 			st.note(pos, at)
 		}

@@ -88,7 +88,7 @@ func (q *Queue[T]) Queued() []T {
 	q.rlock()
 	defer q.runlock()
 	out := make([]T, 0, q.queued.len())
-	q.walkLocked(func(x T, _ uint64, _ int64, _ bool) bool {
+	q.walkLocked(func(x T, _ uint64, _ int64, _ uint32, _ bool) bool {
 		out = append(out, x)
 		return true
 	})
@@ -121,7 +121,7 @@ func (q *Queue[T]) InProgress() []T {
 func (q *Queue[T]) Info(x T) (Info, bool) {
 	q.rlock()
 	defer q.runlock()
-	h := q.hash(x)
+	h := hash(x)
 	if s := q.inProgress.get(x, h); s != nil {
 		f := s.b.flights[s.i]
 		return Info{
@@ -132,26 +132,25 @@ func (q *Queue[T]) Info(x T) (Info, bool) {
 			Collisions: int(f.collisions),
 		}, true
 	}
-	p := q.queued.get(x, h)
-	if p == nil {
+	collisions := q.queued.get(x, h)
+	if collisions == nil {
 		return Info{}, false
 	}
-	c := *p
-	info := Info{State: Queued, Attempts: int(c.attempts), Collisions: int(c.collisions)}
-	q.walkLocked(func(y T, _ uint64, at int64, _ bool) bool {
+	info := Info{State: Queued, Collisions: int(*collisions)}
+	q.walkLocked(func(y T, _ uint64, at int64, attempts uint32, _ bool) bool {
 		if y != x {
 			return true
 		}
-		info.EnqueuedAt = q.time(at)
+		info.EnqueuedAt, info.Attempts = q.time(at), int(attempts)
 		return false
 	})
 	return info, true
 }
 
 // walkLocked calls yield for each queued item in order, with its position,
-// enqueue time and whether a failed scope put it back, until yield returns
-// false. It needs either side of the gate.
-func (q *Queue[T]) walkLocked(yield func(x T, pos uint64, at int64, retried bool) bool) {
+// enqueue time, failed attempts and whether a failed scope put it back,
+// until yield returns false. It needs either side of the gate.
+func (q *Queue[T]) walkLocked(yield func(x T, pos uint64, at int64, attempts uint32, retried bool) bool) {
 	var stale map[T]int // stale slots not reached yet
 	if q.nstale > 0 {
 		stale = maps.Clone(q.stale)
@@ -166,7 +165,7 @@ func (q *Queue[T]) walkLocked(yield func(x T, pos uint64, at int64, retried bool
 	retry := slices.Clone(q.retry)
 	slices.SortFunc(retry, func(a, b retried[T]) int { return cmp.Compare(a.pos, b.pos) })
 	for _, r := range retry {
-		if live(r.x) && !yield(r.x, r.pos, r.at, true) {
+		if live(r.x) && !yield(r.x, r.pos, r.at, r.attempts, true) {
 			return
 		}
 	}
@@ -179,7 +178,7 @@ func (q *Queue[T]) walkLocked(yield func(x T, pos uint64, at int64, retried bool
 			}
 			at = st[0].at
 		}
-		if x := q.fresh.at(pos); live(x) && !yield(x, pos, at, false) {
+		if x := q.fresh.at(pos); live(x) && !yield(x, pos, at, 0, false) {
 			return
 		}
 	}

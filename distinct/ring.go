@@ -103,11 +103,13 @@ func (st *stamps) pop(pos uint64) int64 {
 }
 
 // retried is a queued item that a failed scope put back: it keeps the
-// position and enqueue time it had before it was taken.
+// position and enqueue time it had before it was taken, and counts its
+// failed attempts (only retried items have any).
 type retried[T any] struct {
-	x   T
-	pos uint64
-	at  int64
+	x        T
+	pos      uint64
+	at       int64
+	attempts uint32
 }
 
 // retryHeap is a min-heap of retried items by position.

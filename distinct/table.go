@@ -15,11 +15,10 @@ import "hash/maphash"
 //
 // A slot holds a two-byte control word next to its key and value, so that a
 // lookup in a table larger than the caches costs one cache miss, not one per
-// array. Callers hash a key once with the seed all of a queue's tables share,
-// and pass the hash to each table they probe. Its methods need the queue's
+// array. Callers hash a key once, with hash, and pass the hash to each table
+// they probe. Its methods need the queue's
 // write lock (or, for reads, either side of the gate).
 type table[K comparable, V any] struct {
-	seed  *maphash.Seed // shared by the queue's tables
 	slots []cell[K, V]
 	n     int
 }
@@ -45,6 +44,14 @@ const (
 // tag is the high byte of a slot's control word for a key of hash h: never
 // zero. The low byte is how far the slot is from the key's home slot, or
 // farDistance when it is at least that far, so deleting rarely rehashes.
+// seed keys the hashes of every table in the process. It is random per
+// process, as the runtime's map seeds are, and shared so that an item can be
+// hashed before the queue's lock is taken.
+var seed = maphash.MakeSeed()
+
+// hash returns the hash of k that the tables use.
+func hash[K comparable](k K) uint64 { return maphash.Comparable(seed, k) }
+
 func tag(h uint64) uint8 { return uint8(h>>57) | 0x80 }
 
 const farDistance = 0xff
@@ -138,7 +145,7 @@ func (t *table[K, V]) del(k K, h uint64) (V, bool) {
 		// cyclically in (i, j]: then i is before its home.
 		dist := int(c & farDistance)
 		if dist == farDistance {
-			dist = (j - int(maphash.Comparable(*t.seed, t.slots[j].key))) & mask
+			dist = (j - int(hash(t.slots[j].key))) & mask
 		}
 		gap := (j - i) & mask
 		if dist < gap {
@@ -165,7 +172,7 @@ func (t *table[K, V]) resize(n int) {
 		if s.ctrl == 0 {
 			continue
 		}
-		h := maphash.Comparable(*t.seed, s.key)
+		h := hash(s.key)
 		j := int(h) & mask
 		for t.slots[j].ctrl != 0 {
 			j = (j + 1) & mask

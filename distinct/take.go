@@ -132,10 +132,10 @@ func (q *Queue[T]) takeLocked(max int, owner *scope.Scope) *batch[T] {
 	b.owner = owner
 	b.takenAt = q.nowLocked()
 	for i := range n {
-		x, pos, at := q.popLocked()
-		h := q.hash(x)
-		c, _ := q.queued.del(x, h)
-		f := flight{counts: c, hash: h, pos: pos, at: at}
+		x, pos, at, attempts := q.popLocked()
+		h := hash(x)
+		collisions, _ := q.queued.del(x, h)
+		f := flight{counts: counts{attempts, collisions}, hash: h, pos: pos, at: at}
 		q.inProgress.put(x, h, slot[T]{b, i})
 		b.keys = append(b.keys, x)
 		b.flights = append(b.flights, f)
@@ -199,8 +199,8 @@ func (q *Queue[T]) settleLocked(b *batch[T], i int, how outcome) {
 			f.attempts++
 			q.stats.Requeued++
 		}
-		q.queued.put(x, h, f.counts)
-		q.retry.push(retried[T]{x: x, pos: f.pos, at: f.at})
+		q.queued.put(x, h, f.collisions)
+		q.retry.push(retried[T]{x: x, pos: f.pos, at: f.at, attempts: f.attempts})
 		q.activity.broadcastLocked()
 	}
 }
@@ -222,7 +222,7 @@ func (q *Queue[T]) settleOne(s *scope.Scope, x T, how outcome) bool {
 	}
 	q.lock()
 	defer q.mu.Unlock()
-	sl := q.inProgress.get(x, q.hash(x))
+	sl := q.inProgress.get(x, hash(x))
 	if sl == nil || sl.b.owner != s {
 		return false
 	}
