@@ -32,7 +32,20 @@
 // Activity (an add, a requeue, a close) is broadcast to waiters on a channel
 // that is closed and replaced, made only when somebody waits.
 //
+// # Cost
+//
 // Adding, taking and settling cost O(1) per item, or O(log r) for the r items
 // put back by failed scopes, whatever the number in progress; the queue keeps
-// nothing of an item once it completes.
+// nothing of an item once it completes. The set behind the queue is a hash
+// table that leaves no tombstones when it deletes, so the FIFO churn of a
+// queue (new keys in, old keys out) does not slow its lookups down, and a
+// queued int costs about 30 bytes (0.64× client-go's workqueue).
+//
+// On two cores, with producers and consumers racing, a take-and-complete
+// pipeline moves items in about 0.6× the time of client-go's workqueue one at
+// a time and about 0.3× in batches of 16; see bench/RESULTS.md in the
+// repository for every scenario, and the benchmarks in this package
+// (BenchmarkQueue_*) for the single-goroutine costs. An add that wakes no
+// taker allocates nothing, and Process allocates nothing in steady state.
+// Config.Timestamps adds two clock reads per item.
 package distinct

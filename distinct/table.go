@@ -1,6 +1,10 @@
 package distinct
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"math/bits"
+	"math/rand/v2"
+)
 
 // table is a hash map with open addressing, linear probing and
 // backward-shift deletion. Deleting leaves no tombstone, so looking up an
@@ -44,13 +48,42 @@ const (
 // tag is the high byte of a slot's control word for a key of hash h: never
 // zero. The low byte is how far the slot is from the key's home slot, or
 // farDistance when it is at least that far, so deleting rarely rehashes.
-// seed keys the hashes of every table in the process. It is random per
-// process, as the runtime's map seeds are, and shared so that an item can be
-// hashed before the queue's lock is taken.
-var seed = maphash.MakeSeed()
+// seed, mulKey and xorKey key the hashes of every table in the process. They
+// are random per process, as the runtime's map seeds are, and shared so that
+// an item can be hashed before the queue's lock is taken.
+var (
+	seed           = maphash.MakeSeed()
+	xorKey, mulKey = rand.Uint64(), rand.Uint64() | 1
+)
 
-// hash returns the hash of k that the tables use.
-func hash[K comparable](k K) uint64 { return maphash.Comparable(seed, k) }
+// hash returns the hash of k that the tables use. Integer keys, the common
+// case, are mixed directly with a keyed multiply (the construction of
+// wyhash, which the runtime's own map hash falls back to without AES);
+// maphash.Comparable costs twice as much for them. Every other type goes
+// through maphash.Comparable.
+func hash[K comparable](k K) uint64 {
+	switch v := any(k).(type) {
+	case int:
+		return mix(uint64(v))
+	case int64:
+		return mix(uint64(v))
+	case uint64:
+		return mix(v)
+	case uint:
+		return mix(uint64(v))
+	case int32:
+		return mix(uint64(v))
+	case uint32:
+		return mix(uint64(v))
+	}
+	return maphash.Comparable(seed, k)
+}
+
+// mix folds the 128-bit product of the keyed x and mulKey.
+func mix(x uint64) uint64 {
+	hi, lo := bits.Mul64(x^xorKey, mulKey)
+	return hi ^ lo
+}
 
 func tag(h uint64) uint8 { return uint8(h>>57) | 0x80 }
 
