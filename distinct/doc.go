@@ -39,13 +39,14 @@
 // nothing of an item once it completes. The set behind the queue is a hash
 // table that leaves no tombstones when it deletes, so the FIFO churn of a
 // queue (new keys in, old keys out) does not slow its lookups down, and a
-// queued int costs about 30 bytes (0.64× client-go's workqueue).
+// queued int costs about 42 bytes (0.9× client-go's workqueue).
 //
-// On two cores, with producers and consumers racing, a take-and-complete
-// pipeline moves items in about 0.6× the time of client-go's workqueue one at
-// a time and about 0.3× in batches of 16; see bench/RESULTS.md in the
-// repository for every scenario, and the benchmarks in this package
-// (BenchmarkQueue_*) for the single-goroutine costs. An add that wakes no
-// taker allocates nothing, and Process allocates nothing in steady state.
-// Config.Timestamps adds two clock reads per item.
+// On two cores, with producers racing consumers, items go through add, take
+// and complete in 0.5–0.85× the time of client-go's workqueue one at a time,
+// and 0.3–0.4× in batches of 16; a rejected duplicate add costs 0.8–1.1× of
+// client-go's. bench/RESULTS.md in the repository has every scenario and
+// ratio; the benchmarks in this package (BenchmarkQueue_*) give the
+// single-goroutine costs. An add that wakes no taker allocates nothing, and
+// Process allocates nothing in steady state. Config.Timestamps adds two clock
+// reads per item.
 package distinct
