@@ -6,9 +6,11 @@ import (
 	"math/rand/v2"
 )
 
-// table is a hash map with open addressing, linear probing and
-// backward-shift deletion. Deleting leaves no tombstone, so looking up an
-// absent key stays cheap however much the table churns.
+// table is a hash map with open addressing and Robin Hood linear probing:
+// the entries of a probe run are kept in the order of their home slots, so a
+// lookup stops as soon as it passes the place its key would have, and a
+// deletion shifts the rest of the run back one slot and leaves no tombstone.
+// Looking up an absent key stays cheap however much the table churns.
 //
 // A queue needs that: every add looks up a key that is usually absent, and
 // the keys it inserts are new while those it deletes are old. Go's built-in
@@ -17,21 +19,46 @@ import (
 // profiles of client-go's workqueue and of this queue on built-in maps spent
 // half their time there.
 //
+// Placement. Integer keys are placed by their own value at first: key k goes
+// to slot k mod size. Keys that arrive in order (job IDs from a sequence, the
+// common case) then fill the table in order, so adding at the tail and taking
+// at the head touch memory sequentially, as a ring buffer does, and a queue
+// far larger than the CPU caches runs at cache speed; with a scrambling hash
+// every such access would be a cache miss. Keys that cluster under that
+// placement (multiples of a power of two, say) make probe runs long: a run
+// longer than orderedLimit, or a mean distance from home above
+// orderedMeanLimit when the table is rehashed, switches the table for good to
+// placement by a keyed hash (mix), as random as maphash but cheaper for
+// integers. Other key types are placed by maphash.Comparable. A lookup so
+// never probes more than maxDistance slots, and a key pattern costs at most
+// a few rehashes before the switch.
+//
 // A slot holds a two-byte control word next to its key and value, so that a
 // lookup in a table larger than the caches costs one cache miss, not one per
 // array. Callers hash a key once, with hash, and pass the hash to each table
-// they probe. Its methods need the queue's
-// write lock (or, for reads, either side of the gate).
+// they probe. Its methods need the queue's write lock (or, for reads, either
+// side of the gate).
 type table[K comparable, V any] struct {
 	slots []cell[K, V]
 	n     int
+	place placement
 }
+
+// placement says how a table finds an entry's home slot.
+type placement uint8
+
+const (
+	unplaced placement = iota // no slots yet
+	byHash                    // hash(k): maphash.Comparable, for non-integers
+	byValue                   // hash(k): an integer key's value
+	byMix                     // mix(hash(k)): integer keys that clustered
+)
 
 // cell is one slot of a table. val comes first so that a zero-size V adds
 // no padding.
 type cell[K comparable, V any] struct {
 	val  V
-	ctrl uint16 // 0 if empty, else tag(hash)<<8 | probe distance
+	ctrl uint16 // 0 if empty, else tag<<8 | distance from the home slot
 	key  K
 }
 
@@ -43,11 +70,22 @@ const (
 	// from reallocating all the time.
 	loadNum, loadDen = 3, 4
 	shrinkFrom       = 1024
+	// maxDistance is the furthest an entry may be from its home slot (it
+	// fits the control word's low byte); past it the table grows, which
+	// with random homes at 3/4 load practically never happens.
+	maxDistance = 254
+	// Under placement by value, an entry may be at most orderedLimit slots
+	// from home. Past that the table grows while it is at most maxSpread
+	// times the size its entries need: keys in order but spread wider than
+	// the table (several sequences interleaved, running at different
+	// speeds) wrap around onto each other, and a wider table keeps them
+	// apart. Then, or when the mean distance exceeds orderedMeanLimit after
+	// a rehash (random homes give below 2), the keys are mixed.
+	orderedLimit     = 64
+	orderedMeanLimit = 3
+	maxSpread        = 4
 )
 
-// tag is the high byte of a slot's control word for a key of hash h: never
-// zero. The low byte is how far the slot is from the key's home slot, or
-// farDistance when it is at least that far, so deleting rarely rehashes.
 // seed, mulKey and xorKey key the hashes of every table in the process. They
 // are random per process, as the runtime's map seeds are, and shared so that
 // an item can be hashed before the queue's lock is taken.
@@ -56,53 +94,81 @@ var (
 	xorKey, mulKey = rand.Uint64(), rand.Uint64() | 1
 )
 
-// hash returns the hash of k that the tables use. Integer keys, the common
-// case, are mixed directly with a keyed multiply (the construction of
-// wyhash, which the runtime's own map hash falls back to without AES);
-// maphash.Comparable costs twice as much for them. Every other type goes
-// through maphash.Comparable.
+// hash returns the hash of k that the tables take: an integer key's own
+// value, which a table places by or mixes, and for every other type
+// maphash.Comparable.
 func hash[K comparable](k K) uint64 {
 	switch v := any(k).(type) {
 	case int:
-		return mix(uint64(v))
+		return uint64(v)
 	case int64:
-		return mix(uint64(v))
+		return uint64(v)
 	case uint64:
-		return mix(v)
+		return v
 	case uint:
-		return mix(uint64(v))
+		return uint64(v)
 	case int32:
-		return mix(uint64(v))
+		return uint64(v)
 	case uint32:
-		return mix(uint64(v))
+		return uint64(v)
 	}
 	return maphash.Comparable(seed, k)
 }
 
-// mix folds the 128-bit product of the keyed x and mulKey.
+// integer reports whether hash returns a K's value.
+func integer[K comparable]() bool {
+	var k K
+	switch any(k).(type) {
+	case int, int64, uint64, uint, int32, uint32:
+		return true
+	}
+	return false
+}
+
+// mix folds the 128-bit product of the keyed x and mulKey (the construction
+// of wyhash, which the runtime's own map hash falls back to without AES).
 func mix(x uint64) uint64 {
 	hi, lo := bits.Mul64(x^xorKey, mulKey)
 	return hi ^ lo
 }
 
-func tag(h uint64) uint8 { return uint8(h>>57) | 0x80 }
+// home returns where the key of hash h is placed, before taking the mask.
+func (t *table[K, V]) home(h uint64) uint64 {
+	if t.place == byMix {
+		return mix(h)
+	}
+	return h
+}
 
-const farDistance = 0xff
-
-func control(h uint64, dist int) uint16 { return uint16(tag(h))<<8 | uint16(min(dist, farDistance)) }
+// tag is the high byte of a slot's control word for a key placed at p: never
+// zero, and for hashed homes a filter that spares most key comparisons.
+func tag(p uint64) uint16 { return uint16(p>>57|0x80) << 8 }
 
 func (t *table[K, V]) len() int { return t.n }
 
-// find returns the slot of k, whose hash is h, and true; or the empty slot
-// where k would go and false. The table must have at least one slot.
+// limit is the furthest an entry may be from its home slot.
+func (t *table[K, V]) limit() int {
+	if t.place == byValue {
+		return orderedLimit
+	}
+	return maxDistance
+}
+
+// find returns the slot of k, whose hash is h, and true; or the slot where k
+// would be inserted and false. The table must have at least one slot.
 func (t *table[K, V]) find(k K, h uint64) (int, bool) {
+	p := t.home(h)
 	mask := len(t.slots) - 1
-	want := tag(h)
-	for i := int(h) & mask; ; i = (i + 1) & mask {
-		switch s := &t.slots[i]; {
-		case s.ctrl == 0:
+	want := tag(p)
+	for d, i := 0, int(p)&mask; ; d, i = d+1, (i+1)&mask {
+		s := &t.slots[i]
+		// An empty slot has distance 0, so it ends the run here too: the
+		// entries of a run are in order of their home slots, and one
+		// closer to its home than d was placed after k's.
+		if int(s.ctrl&0xff) < d || s.ctrl == 0 {
 			return i, false
-		case uint8(s.ctrl>>8) == want && s.key == k:
+		}
+		if s.ctrl&0xff00 == want && s.key == k {
 			return i, true
 		}
 	}
@@ -120,8 +186,8 @@ func (t *table[K, V]) get(k K, h uint64) *V {
 	return nil
 }
 
-// reserve makes room for n more entries, so that the empty slot find
-// returns stays valid for insertAt.
+// reserve makes room for n more entries, so that the slot find returns stays
+// valid for insertAt.
 func (t *table[K, V]) reserve(n int) {
 	if (t.n+n)*loadDen > len(t.slots)*loadNum {
 		size := max(len(t.slots), minTable)
@@ -132,11 +198,44 @@ func (t *table[K, V]) reserve(n int) {
 	}
 }
 
-// insertAt puts k (hash h), which is absent, with value v in the empty slot
-// i that find returned after reserve.
-func (t *table[K, V]) insertAt(i int, k K, h uint64, v V) {
-	t.slots[i] = cell[K, V]{val: v, ctrl: control(h, (i-int(h))&(len(t.slots)-1)), key: k}
-	t.n++
+// insertAt puts k (hash h), which is absent, with value v at slot i, which
+// find returned after reserve, moving the rest of the run one slot on. It
+// returns the slot k is in: i, unless the table had to be rehashed.
+func (t *table[K, V]) insertAt(i int, k K, h uint64, v V) int {
+	mask := len(t.slots) - 1
+	p := t.home(h)
+	if t.shift(i, cell[K, V]{val: v, ctrl: tag(p) | uint16((i-int(p))&mask), key: k}) {
+		return i
+	}
+	t.rehash(t.overflow(len(t.slots), t.n+1)) // past the limit
+	i, _ = t.find(k, h)
+	return t.insertAt(i, k, h, v)
+}
+
+// shift puts c at slot i and moves the entries from there up to the next
+// empty slot one slot on. It reports false, changing nothing, if an entry
+// would then be further than the limit from its home slot.
+func (t *table[K, V]) shift(i int, c cell[K, V]) bool {
+	mask, limit := len(t.slots)-1, t.limit()
+	if int(c.ctrl&0xff) > limit {
+		return false
+	}
+	for j := i; t.slots[j].ctrl != 0; j = (j + 1) & mask {
+		if int(t.slots[j].ctrl&0xff) >= limit {
+			return false
+		}
+	}
+	for {
+		s := &t.slots[i]
+		if s.ctrl == 0 {
+			*s = c
+			t.n++
+			return true
+		}
+		c, *s = *s, c
+		c.ctrl++ // one slot further from home
+		i = (i + 1) & mask
+	}
 }
 
 // put sets the value of k (hash h) and returns a pointer to it, valid until
@@ -145,7 +244,7 @@ func (t *table[K, V]) put(k K, h uint64, v V) *V {
 	t.reserve(1)
 	i, ok := t.find(k, h)
 	if !ok {
-		t.insertAt(i, k, h, v)
+		i = t.insertAt(i, k, h, v)
 	}
 	t.slots[i].val = v
 	return &t.slots[i].val
@@ -155,8 +254,8 @@ func (t *table[K, V]) put(k K, h uint64, v V) *V {
 func (t *table[K, V]) at(i int) *V { return &t.slots[i].val }
 
 // del removes k (hash h) and returns its value and whether it was present.
-// The entries after it in its probe run move back to fill the gap, so no
-// tombstone is left.
+// The entries after it in its run move back one slot, so no tombstone is
+// left.
 func (t *table[K, V]) del(k K, h uint64) (V, bool) {
 	var v V
 	if t.n == 0 {
@@ -168,24 +267,14 @@ func (t *table[K, V]) del(k K, h uint64) (V, bool) {
 	}
 	v = t.slots[i].val
 	mask := len(t.slots) - 1
-	for j := i; ; {
-		j = (j + 1) & mask
-		c := t.slots[j].ctrl
-		if c == 0 {
+	for {
+		j := (i + 1) & mask
+		s := &t.slots[j]
+		if s.ctrl&0xff == 0 { // empty, or at its home: the run ends
 			break
 		}
-		// The entry at j may move back to i unless its home slot lies
-		// cyclically in (i, j]: then i is before its home.
-		dist := int(c & farDistance)
-		if dist == farDistance {
-			dist = (j - int(hash(t.slots[j].key))) & mask
-		}
-		gap := (j - i) & mask
-		if dist < gap {
-			continue
-		}
-		t.slots[i] = t.slots[j]
-		t.slots[i].ctrl = c&^farDistance | uint16(min(dist-gap, farDistance))
+		t.slots[i] = *s
+		t.slots[i].ctrl--
 		i = j
 	}
 	t.slots[i] = cell[K, V]{}
@@ -198,21 +287,82 @@ func (t *table[K, V]) del(k K, h uint64) (V, bool) {
 
 // resize rehashes the entries into a table of n slots, a power of two.
 func (t *table[K, V]) resize(n int) {
-	old := t.slots
-	t.slots = make([]cell[K, V], n)
-	mask := n - 1
+	if t.place == unplaced {
+		t.place = byHash
+		if integer[K]() {
+			t.place = byValue
+		}
+	}
+	t.rehash(n)
+}
+
+// rehash moves the entries into a table of n slots, a power of two, or a
+// larger one if an entry would lie past the limit, switching placement as
+// overflow says.
+func (t *table[K, V]) rehash(n int) {
+	old, count := t.slots, t.n
+	for {
+		t.slots, t.n = make([]cell[K, V], n), 0
+		switch {
+		case !t.fill(old):
+			n = t.overflow(n, count)
+		case t.place == byValue && t.distances() > orderedMeanLimit*count:
+			t.place = byMix
+		default:
+			return
+		}
+	}
+}
+
+// distances returns the sum of the entries' distances from their homes.
+func (t *table[K, V]) distances() int {
+	sum := 0
+	for i := range t.slots {
+		sum += int(t.slots[i].ctrl & 0xff)
+	}
+	return sum
+}
+
+// overflow returns the size to rehash to when an entry would lie past the
+// limit in a table of n slots holding count entries, and switches from
+// placement by value to mixed placement when growing is no longer the answer
+// (see maxSpread).
+func (t *table[K, V]) overflow(n, count int) int {
+	if t.place == byValue && n >= maxSpread*needed(count) {
+		t.place = byMix
+		return n
+	}
+	return 2 * n
+}
+
+// needed returns the size of a table for n entries.
+func needed(n int) int {
+	size := minTable
+	for n*loadDen > size*loadNum {
+		size *= 2
+	}
+	return size
+}
+
+// fill inserts the entries of old into t's empty slots. It reports false if
+// one would lie past the limit.
+func (t *table[K, V]) fill(old []cell[K, V]) bool {
+	mask := len(t.slots) - 1
 	for _, s := range old {
 		if s.ctrl == 0 {
 			continue
 		}
-		h := hash(s.key)
-		j := int(h) & mask
-		for t.slots[j].ctrl != 0 {
-			j = (j + 1) & mask
+		p := t.home(hash(s.key))
+		i, d := int(p)&mask, 0
+		for t.slots[i].ctrl != 0 && int(t.slots[i].ctrl&0xff) >= d {
+			i, d = (i+1)&mask, d+1
 		}
-		s.ctrl = control(h, (j-int(h))&mask)
-		t.slots[j] = s
+		s.ctrl = tag(p) | uint16(d)
+		if !t.shift(i, s) {
+			return false
+		}
 	}
+	return true
 }
 
 // all calls yield for each entry, in no particular order, until it returns

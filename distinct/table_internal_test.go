@@ -7,40 +7,76 @@ import (
 )
 
 // TestTableMatchesMap drives the table and a built-in map with the same
-// random inserts and deletes, over a small key space so that probe runs
-// collide, wrap around and shift back.
+// random inserts and deletes and checks the table's structure after every
+// step. Keys come from a small random space (so that runs collide, wrap and
+// shift back), from a sequence (ordered placement's good case) or from
+// multiples of a power of two (its bad case, which must switch the table to
+// scattered placement without losing anything).
 func TestTableMatchesMap(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		var tb table[int, int]
-		h := hash[int]
 		m := map[int]int{}
-		key := rapid.IntRange(0, 200)
+		stride := 1 << rapid.IntRange(0, 24).Draw(t, "log2 stride")
+		next := 0
+		keys := []int{}
+		key := func(t *rapid.T) int {
+			switch rapid.IntRange(0, 3).Draw(t, "kind") {
+			case 0: // new, in sequence
+				next++
+				keys = append(keys, next*stride)
+				return next * stride
+			case 1: // seen before
+				if len(keys) > 0 {
+					return rapid.SampledFrom(keys).Draw(t, "old")
+				}
+			}
+			return rapid.IntRange(-50, 200).Draw(t, "k") * stride
+		}
 		t.Repeat(map[string]func(*rapid.T){
 			"put": func(t *rapid.T) {
-				k, v := key.Draw(t, "k"), rapid.Int().Draw(t, "v")
-				if p := tb.put(k, h(k), v); *p != v {
+				k, v := key(t), rapid.Int().Draw(t, "v")
+				if p := tb.put(k, hash(k), v); *p != v {
 					t.Fatalf("put(%d) stored %d", k, *p)
 				}
 				m[k] = v
 			},
+			"put many": func(t *rapid.T) {
+				for range rapid.IntRange(1, 300).Draw(t, "n") {
+					next++
+					k := next * stride
+					tb.put(k, hash(k), k)
+					m[k] = k
+				}
+			},
 			"del": func(t *rapid.T) {
-				k := key.Draw(t, "k")
-				_, want := m[k]
-				if _, got := tb.del(k, h(k)); got != want {
-					t.Fatalf("del(%d) = %v, want %v", k, got, want)
+				k := key(t)
+				want, present := m[k]
+				got, ok := tb.del(k, hash(k))
+				if ok != present || got != want {
+					t.Fatalf("del(%d) = %d, %v, want %d, %v", k, got, ok, want, present)
 				}
 				delete(m, k)
 			},
+			"del oldest": func(t *rapid.T) {
+				for _, k := range keys[:min(len(keys), rapid.IntRange(1, 300).Draw(t, "n"))] {
+					tb.del(k, hash(k))
+					delete(m, k)
+				}
+			},
 			"": func(t *rapid.T) {
+				checkTable(t, &tb)
 				if tb.len() != len(m) {
 					t.Fatalf("len %d, want %d", tb.len(), len(m))
 				}
-				for k := range 201 {
-					want, ok := m[k]
-					p := tb.get(k, h(k))
-					if (p != nil) != ok || (ok && *p != want) {
-						t.Fatalf("get(%d) = %v, want %d, %v", k, p, want, ok)
+				for k, want := range m {
+					if p := tb.get(k, hash(k)); p == nil || *p != want {
+						t.Fatalf("get(%d) = %v, want %d", k, p, want)
+					}
+				}
+				for _, k := range []int{-1, next*stride + stride, 1 << 40} {
+					if _, ok := m[k]; !ok && tb.get(k, hash(k)) != nil {
+						t.Fatalf("get(%d) found an absent key", k)
 					}
 				}
 				n := 0
@@ -57,4 +93,90 @@ func TestTableMatchesMap(t *testing.T) {
 			},
 		})
 	})
+}
+
+// checkTable checks the Robin Hood invariants: every entry's control word
+// holds its tag and its true distance from home, within the limit, and along
+// a run the distance grows by at most one per slot (entries are in the order
+// of their homes), so that lookups may stop early.
+func checkTable[V any](t interface{ Fatalf(string, ...any) }, tb *table[int, V]) {
+	n, mask := 0, len(tb.slots)-1
+	for i, s := range tb.slots {
+		if s.ctrl == 0 {
+			continue
+		}
+		n++
+		p := tb.home(hash(s.key))
+		d := (i - int(p)) & mask
+		if s.ctrl != tag(p)|uint16(d) {
+			t.Fatalf("slot %d (key %d): control %#x, want %#x", i, s.key, s.ctrl, tag(p)|uint16(d))
+		}
+		if d > tb.limit() {
+			t.Fatalf("slot %d (key %d): distance %d past the limit %d", i, s.key, d, tb.limit())
+		}
+		if next := tb.slots[(i+1)&mask]; next.ctrl != 0 && int(next.ctrl&0xff) > d+1 {
+			t.Fatalf("slot %d: distance %d follows %d", (i+1)&mask, next.ctrl&0xff, d)
+		}
+	}
+	if n != tb.n {
+		t.Fatalf("%d entries, count says %d", n, tb.n)
+	}
+}
+
+// TestTablePlacement checks when integer keys keep placement by value and
+// when they are mixed.
+func TestTablePlacement(t *testing.T) {
+	t.Parallel()
+	// fill adds keys from next(i) for i < n, keeping only the last window
+	// of them, as a queue does, and returns the table.
+	fill := func(n, window int, next func(i int) int) *table[int, struct{}] {
+		var tb table[int, struct{}]
+		keys := make([]int, 0, n)
+		for i := range n {
+			k := next(i)
+			tb.put(k, hash(k), struct{}{})
+			keys = append(keys, k)
+			if i >= window {
+				k := keys[i-window]
+				tb.del(k, hash(k))
+			}
+		}
+		checkTable(t, &tb)
+		for _, k := range keys[max(0, n-window):] {
+			if tb.get(k, hash(k)) == nil {
+				t.Fatalf("key %d lost", k)
+			}
+		}
+		return &tb
+	}
+	meanDistance := func(tb *table[int, struct{}]) float64 {
+		return float64(tb.distances()) / float64(tb.n)
+	}
+
+	// One sequence: every key in its home slot.
+	if tb := fill(100_000, 50_000, func(i int) int { return i + 1_000_000 }); tb.place != byValue || tb.distances() != 0 {
+		t.Errorf("a sequence: placement %d, mean distance %.2f; want by value, 0", tb.place, meanDistance(tb))
+	}
+	// Four interleaved sequences at different speeds, spread over twice the
+	// window: still placed by value, and still close to home.
+	spread := func(i int) int {
+		lane := i % 4
+		return lane + 4*((i/4)*(lane+1)/2)
+	}
+	if tb := fill(200_000, 30_000, spread); tb.place != byValue || meanDistance(tb) > 1 {
+		t.Errorf("interleaved sequences: placement %d, mean distance %.2f; want by value, ≤ 1", tb.place, meanDistance(tb))
+	}
+	// Keys that share a home, and multiples of 64, which crowd one slot in
+	// 64: mixed.
+	for _, stride := range []int{1 << 32, 64} {
+		if tb := fill(20_000, 20_000, func(i int) int { return i * stride }); tb.place != byMix {
+			t.Errorf("multiples of %d: placement %d, mean distance %.2f; want mixed", stride, tb.place, meanDistance(tb))
+		}
+	}
+	// Other key types are placed by maphash.
+	var s table[string, int]
+	s.put("a", hash("a"), 1)
+	if s.place != byHash {
+		t.Errorf("string keys: placement %d, want by hash", s.place)
+	}
 }
