@@ -62,3 +62,20 @@ func ExampleQueue_Close() {
 	// [3]
 	// closed and drained
 }
+
+// Work is the consumer loop: it processes batches until the queue is closed
+// and drained (or f fails, or ctx is done while it waits).
+func ExampleQueue_Work() {
+	var q distinct.Queue[string]
+	q.AddAll([]string{"a", "b", "c", "a"})
+	q.Close()
+	err := q.Work(context.Background(), 2, func(_ context.Context, items []string) error {
+		fmt.Println(items)
+		return nil
+	})
+	fmt.Println(err)
+	// Output:
+	// [a b]
+	// [c]
+	// distinct: queue closed
+}

@@ -86,3 +86,31 @@ func TestSnapshotWaitsForNoWriterButWritesWaitForSnapshot(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkSettlesWhenLockCancelled checks the path where Work's context is
+// done while a reader holds the gate, so that Work never takes the lock to
+// take its next batch: the batch it processed must still be completed.
+func TestWorkSettlesWhenLockCancelled(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var q Queue[int]
+		q.AddAll([]int{1, 2})
+		ctx, cancel := context.WithCancel(t.Context())
+		errs := make(chan error)
+		go func() {
+			errs <- q.Work(ctx, 1, func(context.Context, []int) error {
+				q.rlock() // a snapshot in progress
+				cancel()
+				return nil
+			})
+		}()
+		synctest.Wait() // Work gave up the take and waits to settle
+		q.runlock()
+		if err := <-errs; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Work returned %v, want context.Canceled", err)
+		}
+		if st := q.Stats(); st.Completed != 1 || st.InProgress != 0 || st.Queued != 1 {
+			t.Fatalf("Stats = %+v, want 1 completed, 0 in progress, 1 queued", st)
+		}
+	})
+}

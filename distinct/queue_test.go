@@ -216,6 +216,10 @@ func TestTakeRejectsBadInput(t *testing.T) {
 		{"closed scope", func() error { _, err := q.Take(ctx, closed, 1); return err }, scope.ErrClosed},
 		{"Process max -1", func() error { return q.Process(ctx, -1, func(context.Context, []int) error { return nil }) }, distinct.ErrInvalid},
 		{"Process nil f", func() error { return q.Process(ctx, 1, nil) }, distinct.ErrInvalid},
+		{"Work max 0", func() error { return q.Work(ctx, 0, func(context.Context, []int) error { return nil }) }, distinct.ErrInvalid},
+		{"Work nil f", func() error { return q.Work(ctx, 1, nil) }, distinct.ErrInvalid},
+		//lint:ignore SA1012 the nil context is the bad input under test
+		{"Work nil ctx", func() error { return q.Work(nil, 1, func(context.Context, []int) error { return nil }) }, distinct.ErrInvalid},
 		//lint:ignore SA1012 the nil context is the bad input under test
 		{"AddWait nil ctx", func() error { _, err := q.AddWait(nil, 2); return err }, distinct.ErrInvalid},
 		//lint:ignore SA1012 the nil context is the bad input under test
@@ -269,6 +273,75 @@ func TestProcess(t *testing.T) {
 	}
 	if st := q.Stats(); st.Completed != 3 || st.Requeued != 3 {
 		t.Errorf("Stats = %+v", st)
+	}
+}
+
+func TestWork(t *testing.T) {
+	t.Parallel()
+	q := newQueue[int](t, distinct.Config{})
+	q.AddAll([]int{1, 2, 3, 4, 5})
+	boom := errors.New("boom")
+	var seen []int
+	err := q.Work(context.Background(), 2, func(_ context.Context, items []int) error {
+		seen = append(seen, items...)
+		if slices.Contains(items, 3) {
+			return boom
+		}
+		return nil
+	})
+	if err != boom {
+		t.Fatalf("Work returned %v, want f's error", err)
+	}
+	if !slices.Equal(seen, []int{1, 2, 3, 4}) {
+		t.Fatalf("Work processed %v before failing", seen)
+	}
+	wantQueued(t, q, 3, 4, 5) // the failed batch is back in place
+	if st := q.Stats(); st.Completed != 2 || st.Requeued != 2 || st.InProgress != 0 {
+		t.Fatalf("Stats = %+v", st)
+	}
+
+	err = q.Work(context.Background(), 1, func(context.Context, []int) error { panic("bad") })
+	if p := (*scope.PanicError)(nil); !errors.As(err, &p) || p.Value != "bad" {
+		t.Fatalf("Work returned %v, want the panic", err)
+	}
+	wantQueued(t, q, 3, 4, 5)
+}
+
+// TestWorkSettlesWhenCancelled checks that the last batch Work processed is
+// completed, not left in progress, when Work returns because its context is
+// done, and that Work returns ErrClosed once the queue is closed and drained.
+func TestWorkSettlesWhenCancelled(t *testing.T) {
+	t.Parallel()
+	q := newQueue[int](t, distinct.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	processed := make(chan int)
+	errs := make(chan error)
+	go func() {
+		errs <- q.Work(ctx, 4, func(_ context.Context, items []int) error {
+			processed <- items[0]
+			return nil
+		})
+	}()
+	q.Add(1)
+	<-processed
+	q.Add(2)
+	<-processed
+	cancel()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Work returned %v", err)
+	}
+	if st := q.Stats(); st.Completed != 2 || st.InProgress != 0 {
+		t.Fatalf("after cancelled Work: %+v", st)
+	}
+
+	q.Add(3)
+	q.Close()
+	err := q.Work(context.Background(), 4, func(_ context.Context, items []int) error { return nil })
+	if !errors.Is(err, distinct.ErrClosed) {
+		t.Fatalf("Work on a closed queue returned %v, want ErrClosed", err)
+	}
+	if st := q.Stats(); st.Completed != 3 || st.InProgress != 0 || q.Len() != 0 {
+		t.Fatalf("after Work drained the queue: %+v", st)
 	}
 }
 

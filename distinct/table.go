@@ -83,7 +83,7 @@ const (
 	// a rehash (random homes give below 2), the keys are mixed.
 	orderedLimit     = 64
 	orderedMeanLimit = 3
-	maxSpread        = 4
+	maxSpread        = 2
 )
 
 // seed, mulKey and xorKey key the hashes of every table in the process. They
@@ -207,21 +207,24 @@ func (t *table[K, V]) insertAt(i int, k K, h uint64, v V) int {
 	if t.shift(i, cell[K, V]{val: v, ctrl: tag(p) | uint16((i-int(p))&mask), key: k}) {
 		return i
 	}
-	t.rehash(t.overflow(len(t.slots), t.n+1)) // past the limit
+	t.rehash(t.overflow(len(t.slots), t.n)) // past the limit
 	i, _ = t.find(k, h)
 	return t.insertAt(i, k, h, v)
 }
 
 // shift puts c at slot i and moves the entries from there up to the next
 // empty slot one slot on. It reports false, changing nothing, if an entry
-// would then be further than the limit from its home slot.
+// would then be further than the limit from its home slot, or, under
+// placement by value, if more entries than the limit would move: keys in
+// sequence form runs as long as the sequence, and a key whose home falls
+// inside such a run (one much newer than the rest, say) would move all of it.
 func (t *table[K, V]) shift(i int, c cell[K, V]) bool {
 	mask, limit := len(t.slots)-1, t.limit()
 	if int(c.ctrl&0xff) > limit {
 		return false
 	}
-	for j := i; t.slots[j].ctrl != 0; j = (j + 1) & mask {
-		if int(t.slots[j].ctrl&0xff) >= limit {
+	for j, run := i, 0; t.slots[j].ctrl != 0; j, run = (j+1)&mask, run+1 {
+		if int(t.slots[j].ctrl&0xff) >= limit || run == limit && t.place == byValue {
 			return false
 		}
 	}
@@ -324,13 +327,14 @@ func (t *table[K, V]) distances() int {
 }
 
 // overflow returns the size to rehash to when an entry would lie past the
-// limit in a table of n slots holding count entries, and switches from
-// placement by value to mixed placement when growing is no longer the answer
-// (see maxSpread).
+// limit in a table of n slots holding count entries, or the insert of one
+// more would move too many. It switches from placement by value to mixed
+// placement, at the size count+1 entries need, when growing is no longer
+// the answer (see maxSpread).
 func (t *table[K, V]) overflow(n, count int) int {
-	if t.place == byValue && n >= maxSpread*needed(count) {
+	if t.place == byValue && n >= maxSpread*needed(count+1) {
 		t.place = byMix
-		return n
+		return needed(count + 1)
 	}
 	return 2 * n
 }

@@ -55,7 +55,7 @@ func (q *Queue[T]) Take(ctx context.Context, s *scope.Scope, max int) ([]T, erro
 	if s.Closed() {
 		return nil, scope.ErrClosed
 	}
-	b, err := q.take(ctx, max, s)
+	b, err := q.take(ctx, max, s, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -84,13 +84,43 @@ func (q *Queue[T]) Process(ctx context.Context, max int, f func(ctx context.Cont
 	if err := checkTake(ctx, max); err != nil {
 		return err
 	}
-	b, err := q.take(ctx, max, nil)
+	b, err := q.take(ctx, max, nil, nil)
 	if err != nil {
 		return err
 	}
 	exit, err := scope.Call(ctx, func(ctx context.Context) error { return f(ctx, b.keys) })
 	_ = b.Finalize(exit)
 	return err
+}
+
+// Work is Process in a loop: it processes batch after batch until Process
+// would return an error, and returns that error: f's error or panic (after
+// putting the batch back), ErrClosed once the queue is closed and drained,
+// or ctx's error if ctx is done while Work waits for items.
+//
+// Work is faster than calling Process in a loop: it settles a batch and takes
+// the next one under one hold of the queue's lock. Like Process, it allocates
+// nothing in steady state, and f must not keep the items slice.
+func (q *Queue[T]) Work(ctx context.Context, max int, f func(ctx context.Context, items []T) error) error {
+	if f == nil {
+		return fmt.Errorf("%w: nil function", ErrInvalid)
+	}
+	if err := checkTake(ctx, max); err != nil {
+		return err
+	}
+	var done *batch[T] // processed, to be settled as complete
+	for {
+		b, err := q.take(ctx, max, nil, done)
+		if err != nil {
+			return err
+		}
+		exit, err := scope.Call(ctx, func(ctx context.Context) error { return f(ctx, b.keys) })
+		if exit.Failed() {
+			_ = b.Finalize(exit)
+			return err
+		}
+		done = b
+	}
 }
 
 func checkTake(ctx context.Context, max int) error {
@@ -103,9 +133,16 @@ func checkTake(ctx context.Context, max int) error {
 	return nil
 }
 
-func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope) (*batch[T], error) {
+// take waits for items and takes up to max of them into a batch for owner
+// (nil for Process and Work). It first settles done, if not nil, as complete,
+// under the same hold of the lock.
+func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope, done *batch[T]) (*batch[T], error) {
 	var b *batch[T]
 	err := q.await(ctx, &q.takeTurn, &q.activity, func() (bool, error) {
+		if done != nil {
+			q.settleAllLocked(done, complete)
+			done = nil
+		}
 		if q.queued.len() > 0 {
 			b = q.takeLocked(max, owner)
 			return true, nil
@@ -115,6 +152,11 @@ func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope) (*batc
 		}
 		return false, nil
 	})
+	if done != nil { // ctx was done before the lock was taken
+		q.lock()
+		q.settleAllLocked(done, complete)
+		q.mu.Unlock()
+	}
 	return b, err
 }
 

@@ -119,6 +119,8 @@ func (m *model) heldItems() []int {
 	return out
 }
 
+var errFail = errors.New("fail")
+
 // batchUnderTest is one open Take: the real scope and the model's batch id.
 type batchUnderTest struct {
 	id    int
@@ -228,6 +230,42 @@ func TestDistinctMatchesModel(t *testing.T) {
 				}
 				for _, x := range want {
 					m.settle(x, ok)
+				}
+			},
+			"Work": func(t *rapid.T) {
+				// With a cancelled context Work processes until the queue
+				// is empty, then returns instead of waiting; failAt picks
+				// the call whose f fails, if any.
+				max := rapid.IntRange(1, 4).Draw(t, "max")
+				failAt := rapid.IntRange(-1, 3).Draw(t, "failAt")
+				var last []int // the model's batch of the latest call
+				calls, failed := 0, false
+				err := q.Work(cancelled, max, func(_ context.Context, got []int) error {
+					for _, x := range last {
+						m.settle(x, true)
+					}
+					last = m.take(max, -1)
+					if !slices.Equal(got, last) {
+						return fmt.Errorf("Work got %v, want %v", got, last)
+					}
+					if calls++; calls-1 == failAt {
+						failed = true
+						return errFail
+					}
+					return nil
+				})
+				want := error(context.Canceled)
+				switch {
+				case failed:
+					want = errFail
+				case m.closed:
+					want = distinct.ErrClosed
+				}
+				if !errors.Is(err, want) {
+					t.Fatalf("Work = %v, want %v", err, want)
+				}
+				for _, x := range last {
+					m.settle(x, !failed)
 				}
 			},
 			"CloseScope": func(t *rapid.T) {
