@@ -43,6 +43,21 @@ type Consumer interface {
 	// with Options.SoleConsumer. It returns ErrStopped once the Impl is
 	// stopped and drained (the priority queue stops at once).
 	Process(max int, f ProcessFunc) error
+	// Run is the consumer loop: it processes batches as Process does until
+	// Process would return an error, and returns that error. jobkit's is
+	// Queue.Work, which settles a batch and takes the next under one lock;
+	// the peers, having no such call, run Process in a loop, as their users
+	// do.
+	Run(max int, f ProcessFunc) error
+}
+
+// runLoop is Run for consumers without a loop of their own.
+func runLoop(process func(int, ProcessFunc) error, max int, f ProcessFunc) error {
+	for {
+		if err := process(max, f); err != nil {
+			return err
+		}
+	}
 }
 
 // Options configures an Impl.

@@ -60,6 +60,8 @@ recv:
 	return err
 }
 
+func (k *chanConsumer) Run(max int, f ProcessFunc) error { return runLoop(k.Process, max, f) }
+
 func (c *channel) Hold(n int) func() {
 	for range n {
 		<-c.ch

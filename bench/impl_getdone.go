@@ -68,6 +68,8 @@ func (k *getDoneConsumer) Process(max int, f ProcessFunc) error {
 	return err
 }
 
+func (k *getDoneConsumer) Run(max int, f ProcessFunc) error { return runLoop(k.Process, max, f) }
+
 func (g *getDone) Hold(n int) func() {
 	held := make([]int, 0, n)
 	for range n {

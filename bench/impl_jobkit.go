@@ -9,7 +9,7 @@ import (
 )
 
 // jobkit adapts distinct.Queue. Its consumer is the queue's own Process, the
-// allocation-free consumer form its users are told to use in loops.
+// allocation-free form for one batch, and Work, the consumer loop.
 type jobkit struct {
 	q *distinct.Queue[int]
 }
@@ -28,6 +28,14 @@ func (j *jobkit) Consumer() Consumer { return j }
 
 func (j *jobkit) Process(max int, f ProcessFunc) error {
 	err := j.q.Process(context.Background(), max, f)
+	if errors.Is(err, distinct.ErrClosed) {
+		return ErrStopped
+	}
+	return err
+}
+
+func (j *jobkit) Run(max int, f ProcessFunc) error {
+	err := j.q.Work(context.Background(), max, f)
 	if errors.Is(err, distinct.ErrClosed) {
 		return ErrStopped
 	}

@@ -11,6 +11,7 @@ import (
 
 // TestImplsProcessEveryItemOnce checks each adapter end to end: with several
 // producers and consumers, every distinct key is processed exactly once.
+// Half the consumers call Process, half run the consumer loop, Run.
 func TestImplsProcessEveryItemOnce(t *testing.T) {
 	for _, name := range append(slices.Clone(allImpls), "jobkit-rerun") {
 		t.Run(name, func(t *testing.T) {
@@ -24,26 +25,24 @@ func TestImplsProcessEveryItemOnce(t *testing.T) {
 				done      = make(chan struct{})
 				wg        sync.WaitGroup
 			)
-			for range consumers {
+			count := func(_ context.Context, items []int) error {
+				for _, x := range items {
+					seen[x].Add(1)
+				}
+				if processed.Add(int64(len(items))) == n {
+					close(done)
+				}
+				return nil
+			}
+			for c := range consumers {
 				wg.Go(func() {
 					k := q.Consumer()
-					for {
-						err := k.Process(4, func(_ context.Context, items []int) error {
-							for _, x := range items {
-								seen[x].Add(1)
-							}
-							if processed.Add(int64(len(items))) == n {
-								close(done)
-							}
-							return nil
-						})
-						if errors.Is(err, ErrStopped) {
-							return
-						}
-						if err != nil {
-							t.Error(err)
-							return
-						}
+					run := k.Run
+					if c%2 == 0 {
+						run = func(max int, f ProcessFunc) error { return runLoop(k.Process, max, f) }
+					}
+					if err := run(4, count); !errors.Is(err, ErrStopped) {
+						t.Error(err)
 					}
 				})
 			}

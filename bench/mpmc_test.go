@@ -16,7 +16,9 @@ var mpmcShapes = []struct{ p, c int }{{1, 1}, {4, 4}, {4, 64}, {16, 256}}
 // up to batch items and complete them, and the timer stops when all b.N items
 // have been processed, so that asynchronous adds cannot flatter a peer. The
 // work per item is nothing: the figure is the queue's own cost per item.
-// Goroutines start before the timer and are released together; the queue is
+// Consumers run the implementation's consumer loop (Consumer.Run: jobkit's
+// Queue.Work, Process in a loop for the peers). Goroutines start before the
+// timer and are released together; the queue is
 // stopped after the timer, and every goroutine has exited when the
 // benchmark returns.
 //
@@ -57,13 +59,8 @@ func runMPMC(b *testing.B, f Factory, producers, consumers, batch int) {
 				return nil
 			}
 			<-start
-			for {
-				if err := k.Process(batch, count); err != nil {
-					if !errors.Is(err, ErrStopped) {
-						b.Error(err)
-					}
-					return
-				}
+			if err := k.Run(batch, count); !errors.Is(err, ErrStopped) {
+				b.Error(err)
 			}
 		})
 	}

@@ -96,3 +96,40 @@ func BenchmarkQueue_TakeComplete(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQueue_KeyPattern is the steady state of a queue of 1,000,000
+// items, larger than the CPU caches: each op adds a new item and takes and
+// completes the oldest. The patterns show what the table's placement does:
+//
+//   - sequence: IDs in order, placed by value, so adds and takes walk
+//     memory in order;
+//   - scrambled: the same IDs multiplied by an odd constant, so they look
+//     random and every access is a cache miss, as for hashed keys;
+//   - strided: multiples of 2³², which share one home slot under placement
+//     by value: the table switches to mixed placement, and then costs what
+//     scrambled keys cost.
+func BenchmarkQueue_KeyPattern(b *testing.B) {
+	const queued = 1_000_000
+	for _, tc := range []struct {
+		name string
+		key  func(i int) int
+	}{
+		{"sequence", func(i int) int { return i }},
+		{"scrambled", func(i int) int { return int(uint64(i) * 0x9E3779B97F4A7C15) }},
+		{"strided", func(i int) int { return i << 32 }},
+	} {
+		b.Run("keys="+tc.name, func(b *testing.B) {
+			var q distinct.Queue[int]
+			for i := range queued {
+				q.Add(tc.key(i))
+			}
+			ctx := context.Background()
+			noop := func(context.Context, []int) error { return nil }
+			b.ReportAllocs()
+			for i := queued; b.Loop(); i++ {
+				q.Add(tc.key(i))
+				_ = q.Process(ctx, 1, noop)
+			}
+		})
+	}
+}
