@@ -28,10 +28,11 @@ import (
 // 4× slower at a million items). Keys that cluster under that placement
 // (multiples of a power of two, say, or old keys held while new ones wrap
 // around onto them) make runs long. An entry further than orderedLimit from
-// home, an insert that would move more than orderedLimit entries, or a mean
-// distance above orderedMeanLimit when the table is rehashed makes the table
-// grow, up to maxSpread times its size, and then switch for good to placement
-// by a keyed hash (mix), as random as maphash but cheaper for integers.
+// home, or an insert that would move more than orderedLimit entries, makes
+// the table grow, up to maxSpread times the size its entries need, and then
+// switch for good to placement by a keyed hash (mix), as random as maphash
+// but cheaper for integers; a mean distance above orderedMeanLimit after a
+// rehash switches at once.
 // Other key types are placed by maphash.Comparable. A lookup so never probes
 // more than maxDistance slots, and a key pattern costs a few rehashes at
 // most before the switch.
