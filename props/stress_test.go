@@ -15,8 +15,8 @@ import (
 )
 
 // TestDistinctStress runs many producers and consumers on one queue with
-// random batch sizes, failures, panics, cancellations and early settlements,
-// and checks that no item is ever held by two scopes at once and that every
+// random batch sizes, failures, panics, cancellations and early settlements
+// (a quarter of the consumers run Work loops, the rest Take), and checks that no item is ever held by two scopes at once and that every
 // accepted add ends in exactly one completion: nothing lost, nothing run
 // twice.
 func TestDistinctStress(t *testing.T) {
@@ -74,9 +74,55 @@ func TestDistinctStress(t *testing.T) {
 			}
 		})
 	}
+	// work is a consumer that runs Work loops: it settles each batch and
+	// takes the next under one lock, so it meets the other consumers' takes
+	// and settlements differently.
+	work := func(r *rand.Rand) {
+		for {
+			ctx, cancel := context.WithCancel(context.Background())
+			if r.IntN(10) == 0 {
+				go cancel()
+			}
+			err := q.Work(ctx, 1+r.IntN(8), func(_ context.Context, items []int) error {
+				for _, x := range items {
+					hold(x)
+				}
+				outcome := r.IntN(10)
+				for _, x := range items {
+					release(x)
+					if outcome >= 2 {
+						completed[x].Add(1)
+					}
+				}
+				switch outcome {
+				case 0:
+					failures.Add(1)
+					return errors.New("handler failed")
+				case 1:
+					failures.Add(1)
+					panic("handler panicked")
+				}
+				return nil
+			})
+			cancel()
+			var p *scope.PanicError
+			switch {
+			case errors.As(err, &p), errors.Is(err, context.Canceled), err != nil && err.Error() == "handler failed":
+			case errors.Is(err, distinct.ErrClosed):
+				return
+			default:
+				t.Errorf("Work: %v", err)
+				return
+			}
+		}
+	}
 	for c := range consumers {
 		consumersWG.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(c), 2))
+			if c%4 == 3 {
+				work(r)
+				return
+			}
 			for {
 				ctx, cancel := context.WithCancel(context.Background())
 				if r.IntN(10) == 0 { // some takes are cancelled while they wait
