@@ -38,7 +38,31 @@ func BenchmarkMPMC(b *testing.B) {
 	})
 }
 
+// BenchmarkMPMCScrambledKeys is scenario 1 with keys that look random: key
+// x is x times an odd constant (a bijection, so the keys stay distinct). It
+// is not part of the grid's targets; it shows what jobkit's placement of
+// integer keys by value is worth, since scrambled keys defeat it while the
+// peers hash every key anyway.
+func BenchmarkMPMCScrambledKeys(b *testing.B) {
+	forEachImpl(b, []string{"jobkit", "clientgo"}, func(b *testing.B, f Factory) {
+		for _, sh := range mpmcShapes {
+			for _, batch := range []int{1, 16} {
+				b.Run(name("p=%d/c=%d/batch=%d", sh.p, sh.c, batch), func(b *testing.B) {
+					runMPMCKeys(b, f, sh.p, sh.c, batch, scramble)
+				})
+			}
+		}
+	})
+}
+
+// scramble maps x to a distinct key that looks random.
+func scramble(x int) int { return int(uint64(x) * 0x9E3779B97F4A7C15) }
+
 func runMPMC(b *testing.B, f Factory, producers, consumers, batch int) {
+	runMPMCKeys(b, f, producers, consumers, batch, func(x int) int { return x })
+}
+
+func runMPMCKeys(b *testing.B, f Factory, producers, consumers, batch int, key func(int) int) {
 	b.ReportAllocs()
 	n := b.N
 	q := f.New(Options{})
@@ -68,7 +92,7 @@ func runMPMC(b *testing.B, f Factory, producers, consumers, batch int) {
 		wg.Go(func() {
 			<-start
 			for x := p; x < n; x += producers {
-				q.Add(x)
+				q.Add(key(x))
 			}
 		})
 	}

@@ -41,11 +41,13 @@
 // nothing of an item once it completes. The set behind the queue is a Robin
 // Hood hash table that leaves no tombstones when it deletes, so the FIFO churn
 // of a queue (new keys in, old keys out) does not slow its lookups down.
-// Integer keys are placed by value for as long as they do not cluster, so a
-// queue of IDs that arrive roughly in order walks its memory in order, like a
-// ring buffer, however large it grows: at a million queued items that is
-// about 4× faster than hashed placement (BenchmarkQueue_KeyPattern). Keys
-// that cluster switch the table to a keyed hash after a few rehashes at most.
+// Keys of the built-in integer types (int, int64, uint64, uint, int32,
+// uint32; not named types) are placed by value for as long as they do not
+// cluster, so a queue of IDs that arrive roughly in order walks its memory
+// in order, like a ring buffer, however large it grows: at a million queued
+// items that is about 4× faster than hashed placement
+// (BenchmarkQueue_KeyPattern). Keys that cluster switch the table to a keyed
+// hash after a few rehashes at most.
 // A queued int costs about 42 bytes (0.9× client-go's workqueue).
 //
 // On two cores, with producers racing consumers over IDs in order, items go

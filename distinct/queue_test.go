@@ -3,6 +3,7 @@ package distinct_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -342,6 +343,57 @@ func TestWorkSettlesWhenCancelled(t *testing.T) {
 	}
 	if st := q.Stats(); st.Completed != 3 || st.InProgress != 0 || q.Len() != 0 {
 		t.Fatalf("after Work drained the queue: %+v", st)
+	}
+}
+
+func TestWorkStopsOnceCancelled(t *testing.T) {
+	t.Parallel()
+	q := newQueue[int](t, distinct.Config{})
+	q.AddAll([]int{1, 2, 3})
+	ctx, cancel := context.WithCancel(context.Background())
+	var seen []int
+	err := q.Work(ctx, 1, func(_ context.Context, items []int) error {
+		seen = append(seen, items...)
+		cancel() // f succeeds, but Work must take no further batch
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || !slices.Equal(seen, []int{1}) {
+		t.Fatalf("Work = %v after processing %v, want context.Canceled after [1]", err, seen)
+	}
+	wantQueued(t, q, 2, 3)
+	if st := q.Stats(); st.Completed != 1 || st.InProgress != 0 || st.Requeued != 0 {
+		t.Fatalf("Stats = %+v", st)
+	}
+}
+
+// TestGoexitPutsTheBatchBack checks that a function that ends its goroutine
+// with runtime.Goexit (as t.FailNow does) does not strand its batch in
+// progress: the items go back as failed.
+func TestGoexitPutsTheBatchBack(t *testing.T) {
+	t.Parallel()
+	for name, consume := range map[string]func(*distinct.Queue[int], func(context.Context, []int) error) error{
+		"Process": func(q *distinct.Queue[int], f func(context.Context, []int) error) error {
+			return q.Process(context.Background(), 2, f)
+		},
+		"Work": func(q *distinct.Queue[int], f func(context.Context, []int) error) error {
+			return q.Work(context.Background(), 2, f)
+		},
+	} {
+		q := newQueue[int](t, distinct.Config{})
+		q.AddAll([]int{1, 2, 3})
+		exited := make(chan struct{})
+		go func() {
+			defer close(exited)
+			_ = consume(q, func(context.Context, []int) error {
+				runtime.Goexit()
+				return nil
+			})
+		}()
+		<-exited
+		wantQueued(t, q, 1, 2, 3)
+		if st := q.Stats(); st.InProgress != 0 || st.Requeued != 2 {
+			t.Errorf("%s: Stats after Goexit = %+v, want 0 in progress, 2 requeued", name, st)
+		}
 	}
 }
 

@@ -28,14 +28,16 @@ import (
 // 4× slower at a million items). Keys that cluster under that placement
 // (multiples of a power of two, say, or old keys held while new ones wrap
 // around onto them) make runs long. An entry further than orderedLimit from
-// home, or an insert that would move more than orderedLimit entries, makes
-// the table grow, up to maxSpread times the size its entries need, and then
-// switch for good to placement by a keyed hash (mix), as random as maphash
-// but cheaper for integers; a mean distance above orderedMeanLimit after a
-// rehash switches at once.
-// Other key types are placed by maphash.Comparable. A lookup so never probes
-// more than maxDistance slots, and a key pattern costs a few rehashes at
-// most before the switch.
+// home, or a run of more than orderedLimit consecutive entries off their
+// homes (which one deletion would move back, one by one), makes the table
+// grow, up to maxSpread times the size its entries need, and then switch for
+// good to placement by a keyed hash (mix), cheaper than maphash for
+// integers. So does a mean distance above orderedMeanLimit after a rehash.
+// Other key types, named integer types included, are placed by
+// maphash.Comparable. A lookup so never probes more than maxDistance slots,
+// and under placement by value neither a lookup nor an insert nor a deletion
+// touches more than about orderedLimit; a key pattern costs a few rehashes
+// at most before the switch.
 //
 // A slot holds a two-byte control word next to its key and value, so that a
 // lookup in a table larger than the caches costs one cache miss, not one per
@@ -79,23 +81,24 @@ const (
 	// with random homes at 3/4 load practically never happens.
 	maxDistance = 254
 	// Under placement by value, an entry may be at most orderedLimit slots
-	// from home. Past that the table grows while it is at most maxSpread
-	// times the size its entries need: keys in order but spread wider than
-	// the table (several sequences interleaved, running at different
-	// speeds) wrap around onto each other, and a wider table keeps them
-	// apart. Then, or when the mean distance exceeds orderedMeanLimit after
-	// a rehash (random homes give below 2), the keys are mixed.
+	// from home, at most orderedLimit entries in a row may be off home, and
+	// after a rehash the mean distance may be at most orderedMeanLimit
+	// (random homes give below 2). Past that the table grows while it is at
+	// most maxSpread times the size its entries need: keys in order but
+	// spread wider than the table (several sequences interleaved, running
+	// at different speeds) wrap around onto each other, and a wider table
+	// keeps them apart. Then the keys are mixed.
 	orderedLimit     = 64
 	orderedMeanLimit = 3
 	maxSpread        = 2
 )
 
-// seed, mulKey and xorKey key the hashes of every table in the process. They
+// seed, xorKey, xorKey2 and mulKey key the hashes of every table in the process. They
 // are random per process, as the runtime's map seeds are, and shared so that
 // an item can be hashed before the queue's lock is taken.
 var (
-	seed           = maphash.MakeSeed()
-	xorKey, mulKey = rand.Uint64(), rand.Uint64() | 1
+	seed                    = maphash.MakeSeed()
+	xorKey, xorKey2, mulKey = rand.Uint64(), rand.Uint64(), rand.Uint64() | 1
 )
 
 // hash returns the hash of k that the tables take: an integer key's own
@@ -129,10 +132,15 @@ func integer[K comparable]() bool {
 	return false
 }
 
-// mix folds the 128-bit product of the keyed x and mulKey (the construction
-// of wyhash, which the runtime's own map hash falls back to without AES).
-func mix(x uint64) uint64 {
-	hi, lo := bits.Mul64(x^xorKey, mulKey)
+// mix hashes an integer key: two rounds of a keyed 64×64→128-bit multiply,
+// folded (the construction of wyhash, which the runtime's own map hash falls
+// back to without AES). One round leaves the low bits of the hash of keys
+// such as i<<32 close to linear in i, and those are the keys that get mixed.
+func mix(x uint64) uint64 { return mixWith(x, xorKey, xorKey2, mulKey) }
+
+func mixWith(x, xor1, xor2, mul uint64) uint64 {
+	hi, lo := bits.Mul64(x^xor1, mul)
+	hi, lo = bits.Mul64(hi^lo^xor2, mul)
 	return hi ^ lo
 }
 
@@ -208,27 +216,46 @@ func (t *table[K, V]) reserve(n int) {
 func (t *table[K, V]) insertAt(i int, k K, h uint64, v V) int {
 	mask := len(t.slots) - 1
 	p := t.home(h)
-	if t.shift(i, cell[K, V]{val: v, ctrl: tag(p) | uint16((i-int(p))&mask), key: k}) {
+	if t.shift(i, cell[K, V]{val: v, ctrl: tag(p) | uint16((i-int(p))&mask), key: k}, t.place == byValue) {
 		return i
 	}
-	t.rehash(t.overflow(len(t.slots), t.n)) // past the limit
+	t.rehash(t.overflow(len(t.slots), t.n)) // past a limit
 	i, _ = t.find(k, h)
 	return t.insertAt(i, k, h, v)
 }
 
 // shift puts c at slot i and moves the entries from there up to the next
 // empty slot one slot on. It reports false, changing nothing, if an entry
-// would then be further than the limit from its home slot, or, under
-// placement by value, if more entries than the limit would move: keys in
-// sequence form runs as long as the sequence, and a key whose home falls
-// inside such a run (one much newer than the rest, say) would move all of it.
-func (t *table[K, V]) shift(i int, c cell[K, V]) bool {
-	mask, limit := len(t.slots)-1, t.limit()
-	if int(c.ctrl&0xff) > limit {
+// would then be further than maxDistance from home, or, if ordered, further
+// than orderedLimit or in a run of more than orderedLimit entries off their
+// homes.
+func (t *table[K, V]) shift(i int, c cell[K, V], ordered bool) bool {
+	mask, limit := len(t.slots)-1, maxDistance
+	if ordered {
+		limit = orderedLimit
+	}
+	d := int(c.ctrl & 0xff)
+	if d > limit {
 		return false
 	}
-	for j, run := i, 0; t.slots[j].ctrl != 0; j, run = (j+1)&mask, run+1 {
-		if int(t.slots[j].ctrl&0xff) >= limit || run == limit && t.place == byValue {
+	moved := 0
+	for j := i; t.slots[j].ctrl != 0; j = (j + 1) & mask {
+		if int(t.slots[j].ctrl&0xff) >= limit {
+			return false
+		}
+		moved++
+	}
+	if ordered {
+		// The moved entries end up off home, and so does c if d > 0,
+		// joining the entries off home before slot i.
+		run := moved
+		if d > 0 {
+			run++
+			for j := (i - 1) & mask; run <= limit && t.slots[j].ctrl&0xff != 0; j = (j - 1) & mask {
+				run++
+			}
+		}
+		if run > limit {
 			return false
 		}
 	}
@@ -304,35 +331,22 @@ func (t *table[K, V]) resize(n int) {
 }
 
 // rehash moves the entries into a table of n slots, a power of two, or a
-// larger one if an entry would lie past the limit, switching placement as
+// larger one if the entries would lie past the limits, switching placement as
 // overflow says.
 func (t *table[K, V]) rehash(n int) {
 	old, count := t.slots, t.n
 	for {
 		t.slots, t.n = make([]cell[K, V], n), 0
-		switch {
-		case !t.fill(old):
-			n = t.overflow(n, count)
-		case t.place == byValue && t.distances() > orderedMeanLimit*count:
-			t.place = byMix
-		default:
+		if t.fill(old) && t.fits(count) {
 			return
 		}
+		n = t.overflow(n, count)
 	}
 }
 
-// distances returns the sum of the entries' distances from their homes.
-func (t *table[K, V]) distances() int {
-	sum := 0
-	for i := range t.slots {
-		sum += int(t.slots[i].ctrl & 0xff)
-	}
-	return sum
-}
-
-// overflow returns the size to rehash to when an entry would lie past the
-// limit in a table of n slots holding count entries, or the insert of one
-// more would move too many. It switches from placement by value to mixed
+// overflow returns the size to rehash to when the entries would lie past the
+// limits in a table of n slots holding count entries, or the insert of one
+// more would break them. It switches from placement by value to mixed
 // placement, at the size count+1 entries need, when growing is no longer
 // the answer (see maxSpread).
 func (t *table[K, V]) overflow(n, count int) int {
@@ -353,7 +367,9 @@ func needed(n int) int {
 }
 
 // fill inserts the entries of old into t's empty slots. It reports false if
-// one would lie past the limit.
+// one would lie further than maxDistance from home; the limits of placement
+// by value are judged afterwards, on the whole layout, by fits, since
+// halfway through a fill the runs depend on the order of the inserts.
 func (t *table[K, V]) fill(old []cell[K, V]) bool {
 	mask := len(t.slots) - 1
 	for _, s := range old {
@@ -365,12 +381,49 @@ func (t *table[K, V]) fill(old []cell[K, V]) bool {
 		for t.slots[i].ctrl != 0 && int(t.slots[i].ctrl&0xff) >= d {
 			i, d = (i+1)&mask, d+1
 		}
-		s.ctrl = tag(p) | uint16(d)
-		if !t.shift(i, s) {
+		s.ctrl = tag(p) | uint16(min(d, maxDistance+1))
+		if !t.shift(i, s, false) {
 			return false
 		}
 	}
 	return true
+}
+
+// fits reports whether the layout of count entries keeps the limits of
+// placement by value: no entry further than orderedLimit from home, no run
+// of more than orderedLimit entries off their homes, and a mean distance of
+// at most orderedMeanLimit. Other placements always fit.
+func (t *table[K, V]) fits(count int) bool {
+	if t.place != byValue || count == 0 {
+		return true
+	}
+	mask := len(t.slots) - 1
+	start := 0
+	for t.slots[start].ctrl != 0 { // a run may wrap around: start at a gap
+		start++
+	}
+	sum, run := 0, 0
+	for k := range len(t.slots) {
+		d := int(t.slots[(start+k)&mask].ctrl & 0xff)
+		if d == 0 {
+			run = 0
+			continue
+		}
+		if run++; d > orderedLimit || run > orderedLimit {
+			return false
+		}
+		sum += d
+	}
+	return sum <= orderedMeanLimit*count
+}
+
+// distances returns the sum of the entries' distances from their homes.
+func (t *table[K, V]) distances() int {
+	sum := 0
+	for i := range t.slots {
+		sum += int(t.slots[i].ctrl & 0xff)
+	}
+	return sum
 }
 
 // all calls yield for each entry, in no particular order, until it returns

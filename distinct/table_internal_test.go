@@ -1,6 +1,7 @@
 package distinct
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -117,6 +118,15 @@ func checkTable[V any](t interface{ Fatalf(string, ...any) }, tb *table[int, V])
 		if next := tb.slots[(i+1)&mask]; next.ctrl != 0 && int(next.ctrl&0xff) > d+1 {
 			t.Fatalf("slot %d: distance %d follows %d", (i+1)&mask, next.ctrl&0xff, d)
 		}
+		if tb.place == byValue && d > 0 { // a run off home: bounded
+			run := 0
+			for j := i; run <= orderedLimit && tb.slots[j].ctrl&0xff != 0; j = (j - 1) & mask {
+				run++
+			}
+			if run > orderedLimit {
+				t.Fatalf("slot %d ends a run of more than %d entries off home", i, orderedLimit)
+			}
+		}
 	}
 	if n != tb.n {
 		t.Fatalf("%d entries, count says %d", n, tb.n)
@@ -166,6 +176,19 @@ func TestTablePlacement(t *testing.T) {
 	if tb := fill(200_000, 30_000, spread); tb.place != byValue || meanDistance(tb) > 1 {
 		t.Errorf("interleaved sequences: placement %d, mean distance %.2f; want by value, ≤ 1", tb.place, meanDistance(tb))
 	}
+	// A sequence with a few keys far ahead whose homes lie just ahead of
+	// the tail: the sequence must not pile up behind them in one long run
+	// off home (one deletion would move it all), so the table grows and
+	// mixes. checkTable in fill checks the runs.
+	obstacle := func(i int) int {
+		if i%10_000 == 5_000 {
+			return i + 10 + 1<<40
+		}
+		return i
+	}
+	if tb := fill(50_000, 50_000, obstacle); tb.place != byMix {
+		t.Errorf("a sequence with keys far ahead: placement %d, want mixed", tb.place)
+	}
 	// Keys that share a home, and multiples of 64, which crowd one slot in
 	// 64: mixed.
 	for _, stride := range []int{1 << 32, 64} {
@@ -178,5 +201,33 @@ func TestTablePlacement(t *testing.T) {
 	s.put("a", hash("a"), 1)
 	if s.place != byHash {
 		t.Errorf("string keys: placement %d, want by hash", s.place)
+	}
+}
+
+// TestMixSpreadsStridedKeys checks that mixing spreads the keys that get
+// mixed, multiples of powers of two, over the slots as a random function
+// would: 100,000 keys into 2¹⁸ slots hit about 83% distinct slots. One round
+// of the multiply, for some keys, leaves whole ranges of slots unused.
+func TestMixSpreadsStridedKeys(t *testing.T) {
+	t.Parallel()
+	const n, slots = 100_000, 1 << 18
+	r := rand.New(rand.NewPCG(1, 2))
+	used := make([]bool, slots)
+	for range 50 {
+		xor1, xor2, mul := r.Uint64(), r.Uint64(), r.Uint64()|1
+		for _, shift := range []int{6, 20, 32, 40, 47} { // i < 2¹⁷: the keys stay distinct
+			clear(used)
+			distinct := 0
+			for i := range n {
+				h := mixWith(uint64(i)<<shift, xor1, xor2, mul) & (slots - 1)
+				if !used[h] {
+					used[h] = true
+					distinct++
+				}
+			}
+			if distinct < n*8/10 {
+				t.Fatalf("keys i<<%d hit %d distinct slots of %d, want about %d", shift, distinct, slots, n*83/100)
+			}
+		}
 	}
 }

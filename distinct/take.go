@@ -2,6 +2,7 @@ package distinct
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -88,15 +89,27 @@ func (q *Queue[T]) Process(ctx context.Context, max int, f func(ctx context.Cont
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if b != nil { // f called runtime.Goexit
+			_ = b.Finalize(scope.Failed(errGoexit))
+		}
+	}()
 	exit, err := scope.Call(ctx, func(ctx context.Context) error { return f(ctx, b.keys) })
 	_ = b.Finalize(exit)
+	b = nil
 	return err
 }
+
+// errGoexit is how a batch settles whose function called runtime.Goexit (as
+// t.FailNow does): as failed, so that its items go back.
+var errGoexit = errors.New("distinct: the function processing a batch called runtime.Goexit")
 
 // Work is Process in a loop: it processes batch after batch until Process
 // would return an error, and returns that error: f's error or panic (after
 // putting the batch back), ErrClosed once the queue is closed and drained,
-// or ctx's error if ctx is done while Work waits for items.
+// or ctx's error once ctx is done. Work checks ctx before it takes each
+// batch, so a cancelled Work takes no further batch; the batch it last
+// processed is settled before it returns.
 //
 // Work is faster than calling Process in a loop: it settles a batch and takes
 // the next one under one hold of the queue's lock. Like Process, it allocates
@@ -108,13 +121,29 @@ func (q *Queue[T]) Work(ctx context.Context, max int, f func(ctx context.Context
 	if err := checkTake(ctx, max); err != nil {
 		return err
 	}
-	var done *batch[T] // processed, to be settled as complete
+	var (
+		cur  *batch[T] // being processed by f
+		done *batch[T] // processed, to be settled as complete
+	)
+	defer func() {
+		if cur != nil { // f called runtime.Goexit
+			_ = cur.Finalize(scope.Failed(errGoexit))
+		}
+	}()
 	for {
-		b, err := q.take(ctx, max, nil, done)
+		if err := ctx.Err(); err != nil {
+			if done != nil {
+				_ = done.Finalize(scope.Succeeded())
+			}
+			return err
+		}
+		b, err := q.take(ctx, max, nil, done) // settles done
 		if err != nil {
 			return err
 		}
+		cur = b
 		exit, err := scope.Call(ctx, func(ctx context.Context) error { return f(ctx, b.keys) })
+		cur = nil
 		if exit.Failed() {
 			_ = b.Finalize(exit)
 			return err

@@ -233,14 +233,21 @@ func TestDistinctMatchesModel(t *testing.T) {
 				}
 			},
 			"Work": func(t *rapid.T) {
-				// With a cancelled context Work processes until the queue
-				// is empty, then returns instead of waiting; failAt picks
-				// the call whose f fails, if any.
+				// Work runs until f fails (on call failAt, if any), the
+				// queue is closed and drained, or its context is done. f
+				// cancels the context once the queue would be empty and
+				// open, where Work would otherwise wait; on an empty open
+				// queue Work gets a cancelled context at once.
 				max := rapid.IntRange(1, 4).Draw(t, "max")
 				failAt := rapid.IntRange(-1, 3).Draw(t, "failAt")
+				wctx, wcancel := context.WithCancel(ctx)
+				defer wcancel()
+				if len(m.queued) == 0 && !m.closed {
+					wcancel()
+				}
 				var last []int // the model's batch of the latest call
 				calls, failed := 0, false
-				err := q.Work(cancelled, max, func(_ context.Context, got []int) error {
+				err := q.Work(wctx, max, func(_ context.Context, got []int) error {
 					for _, x := range last {
 						m.settle(x, true)
 					}
@@ -251,6 +258,9 @@ func TestDistinctMatchesModel(t *testing.T) {
 					if calls++; calls-1 == failAt {
 						failed = true
 						return errFail
+					}
+					if len(m.queued) == 0 && !m.closed {
+						wcancel()
 					}
 					return nil
 				})
