@@ -51,10 +51,10 @@
 // A queued int costs about 42 bytes (0.9× client-go's workqueue).
 //
 // On two cores, with producers racing consumers over IDs in order, items go
-// through add, take and complete in 0.34–0.48× the time of client-go's
-// workqueue one at a time, and 0.23–0.27× in batches of 16; a rejected
-// duplicate add costs 0.73–0.82× of client-go's. A buffered channel, which
-// deduplicates nothing, is 2.8–5× faster. bench/RESULTS.md in the repository
+// through add, take and complete in 0.31–0.51× the time of client-go's
+// workqueue one at a time, and 0.24–0.32× in batches of 16; a rejected
+// duplicate add costs 0.69–0.79× of client-go's. A buffered channel, which
+// deduplicates nothing, is 3.7–5.7× faster. bench/RESULTS.md in the repository
 // has every scenario and ratio; the benchmarks in this package
 // (BenchmarkQueue_*) give the single-goroutine costs. An add that wakes no
 // taker allocates nothing, and Process and Work allocate nothing in steady
