@@ -40,6 +40,7 @@ lint:
 ## tidy: fail if go.mod/go.sum or formatting are not clean
 tidy:
 	$(GO) mod tidy -diff
+	cd bench && $(GO) mod tidy -diff
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed"; exit 1; }
 
 ## demo: run the demo
