@@ -158,14 +158,6 @@ func tag(p uint64) uint16 { return uint16(p>>57|0x80) << 8 }
 
 func (t *table[K, V]) len() int { return t.n }
 
-// limit is the furthest an entry may be from its home slot.
-func (t *table[K, V]) limit() int {
-	if t.place == byValue {
-		return orderedLimit
-	}
-	return maxDistance
-}
-
 // find returns the slot of k, whose hash is h, and true; or the slot where k
 // would be inserted and false. The table must have at least one slot.
 func (t *table[K, V]) find(k K, h uint64) (int, bool) {
@@ -230,10 +222,7 @@ func (t *table[K, V]) insertAt(i int, k K, h uint64, v V) int {
 // than orderedLimit or in a run of more than orderedLimit entries off their
 // homes.
 func (t *table[K, V]) shift(i int, c cell[K, V], ordered bool) bool {
-	mask, limit := len(t.slots)-1, maxDistance
-	if ordered {
-		limit = orderedLimit
-	}
+	mask, limit := len(t.slots)-1, distanceLimit(ordered)
 	d := int(c.ctrl & 0xff)
 	if d > limit {
 		return false
@@ -270,6 +259,15 @@ func (t *table[K, V]) shift(i int, c cell[K, V], ordered bool) bool {
 		c.ctrl++ // one slot further from home
 		i = (i + 1) & mask
 	}
+}
+
+// distanceLimit is the furthest an entry may be from its home slot, under
+// placement by value (ordered) or otherwise.
+func distanceLimit(ordered bool) int {
+	if ordered {
+		return orderedLimit
+	}
+	return maxDistance
 }
 
 // put sets the value of k (hash h) and returns a pointer to it, valid until
@@ -415,15 +413,6 @@ func (t *table[K, V]) fits(count int) bool {
 		sum += d
 	}
 	return sum <= orderedMeanLimit*count
-}
-
-// distances returns the sum of the entries' distances from their homes.
-func (t *table[K, V]) distances() int {
-	sum := 0
-	for i := range t.slots {
-		sum += int(t.slots[i].ctrl & 0xff)
-	}
-	return sum
 }
 
 // all calls yield for each entry, in no particular order, until it returns

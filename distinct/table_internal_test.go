@@ -96,6 +96,15 @@ func TestTableMatchesMap(t *testing.T) {
 	})
 }
 
+// distances returns the sum of the entries' distances from their homes.
+func (t *table[K, V]) distances() int {
+	sum := 0
+	for i := range t.slots {
+		sum += int(t.slots[i].ctrl & 0xff)
+	}
+	return sum
+}
+
 // checkTable checks the Robin Hood invariants: every entry's control word
 // holds its tag and its true distance from home, within the limit, and along
 // a run the distance grows by at most one per slot (entries are in the order
@@ -112,8 +121,8 @@ func checkTable[V any](t interface{ Fatalf(string, ...any) }, tb *table[int, V])
 		if s.ctrl != tag(p)|uint16(d) {
 			t.Fatalf("slot %d (key %d): control %#x, want %#x", i, s.key, s.ctrl, tag(p)|uint16(d))
 		}
-		if d > tb.limit() {
-			t.Fatalf("slot %d (key %d): distance %d past the limit %d", i, s.key, d, tb.limit())
+		if limit := distanceLimit(tb.place == byValue); d > limit {
+			t.Fatalf("slot %d (key %d): distance %d past the limit %d", i, s.key, d, limit)
 		}
 		if next := tb.slots[(i+1)&mask]; next.ctrl != 0 && int(next.ctrl&0xff) > d+1 {
 			t.Fatalf("slot %d: distance %d follows %d", (i+1)&mask, next.ctrl&0xff, d)

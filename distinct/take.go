@@ -89,19 +89,26 @@ func (q *Queue[T]) Process(ctx context.Context, max int, f func(ctx context.Cont
 	if err != nil {
 		return err
 	}
+	exit, err := b.call(ctx, f)
+	_ = b.Finalize(exit)
+	return err
+}
+
+// call runs f on b's items as scope.Call does and returns the exit. If f
+// ends its goroutine instead (runtime.Goexit, as t.FailNow does), b is
+// settled as failed on the way out, so that its items go back.
+func (b *batch[T]) call(ctx context.Context, f func(ctx context.Context, items []T) error) (scope.Exit, error) {
+	returned := false
 	defer func() {
-		if b != nil { // f called runtime.Goexit
+		if !returned {
 			_ = b.Finalize(scope.Failed(errGoexit))
 		}
 	}()
 	exit, err := scope.Call(ctx, func(ctx context.Context) error { return f(ctx, b.keys) })
-	_ = b.Finalize(exit)
-	b = nil
-	return err
+	returned = true
+	return exit, err
 }
 
-// errGoexit is how a batch settles whose function called runtime.Goexit (as
-// t.FailNow does): as failed, so that its items go back.
 var errGoexit = errors.New("distinct: the function processing a batch called runtime.Goexit")
 
 // Work is Process in a loop: it processes batch after batch until Process
@@ -121,15 +128,7 @@ func (q *Queue[T]) Work(ctx context.Context, max int, f func(ctx context.Context
 	if err := checkTake(ctx, max); err != nil {
 		return err
 	}
-	var (
-		cur  *batch[T] // being processed by f
-		done *batch[T] // processed, to be settled as complete
-	)
-	defer func() {
-		if cur != nil { // f called runtime.Goexit
-			_ = cur.Finalize(scope.Failed(errGoexit))
-		}
-	}()
+	var done *batch[T] // processed, to be settled as complete
 	for {
 		if err := ctx.Err(); err != nil {
 			if done != nil {
@@ -141,9 +140,7 @@ func (q *Queue[T]) Work(ctx context.Context, max int, f func(ctx context.Context
 		if err != nil {
 			return err
 		}
-		cur = b
-		exit, err := scope.Call(ctx, func(ctx context.Context) error { return f(ctx, b.keys) })
-		cur = nil
+		exit, err := b.call(ctx, f)
 		if exit.Failed() {
 			_ = b.Finalize(exit)
 			return err
@@ -182,9 +179,7 @@ func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope, done *
 		return false, nil
 	})
 	if done != nil { // ctx was done before the lock was taken
-		q.lock()
-		q.settleAllLocked(done, complete)
-		q.mu.Unlock()
+		_ = done.Finalize(scope.Succeeded())
 	}
 	return b, err
 }
