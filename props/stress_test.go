@@ -74,109 +74,89 @@ func TestDistinctStress(t *testing.T) {
 			}
 		})
 	}
-	// work is a consumer that runs Work loops: it settles each batch and
-	// takes the next under one lock, so it meets the other consumers' takes
-	// and settlements differently.
-	work := func(r *rand.Rand) {
-		for {
-			ctx, cancel := context.WithCancel(context.Background())
-			if r.IntN(10) == 0 {
-				go cancel()
-			}
-			err := q.Work(ctx, 1+r.IntN(8), func(_ context.Context, items []int) error {
-				for _, x := range items {
-					hold(x)
+	errHandler := errors.New("handler failed")
+	// finish ends a batch as a handler does: it releases the items not
+	// settled early, counts the completions to come, and now and then fails
+	// or panics instead.
+	finish := func(r *rand.Rand, items []int, settled map[int]bool) error {
+		outcome := r.IntN(10)
+		for _, x := range items {
+			if !settled[x] {
+				release(x)
+				if outcome >= 2 {
+					completed[x].Add(1)
 				}
-				outcome := r.IntN(10)
-				for _, x := range items {
-					release(x)
-					if outcome >= 2 {
-						completed[x].Add(1)
-					}
-				}
-				switch outcome {
-				case 0:
-					failures.Add(1)
-					return errors.New("handler failed")
-				case 1:
-					failures.Add(1)
-					panic("handler panicked")
-				}
-				return nil
-			})
-			cancel()
-			var p *scope.PanicError
-			switch {
-			case errors.As(err, &p), errors.Is(err, context.Canceled), err != nil && err.Error() == "handler failed":
-			case errors.Is(err, distinct.ErrClosed):
-				return
-			default:
-				t.Errorf("Work: %v", err)
-				return
 			}
 		}
+		switch outcome {
+		case 0:
+			failures.Add(1)
+			return errHandler
+		case 1:
+			failures.Add(1)
+			panic("handler panicked")
+		}
+		return nil
+	}
+	// work runs a Work loop, which settles each batch and takes the next
+	// under one lock, so it meets the other consumers' takes and
+	// settlements differently.
+	work := func(ctx context.Context, r *rand.Rand) error {
+		return q.Work(ctx, 1+r.IntN(8), func(_ context.Context, items []int) error {
+			for _, x := range items {
+				hold(x)
+			}
+			return finish(r, items, nil)
+		})
+	}
+	// take takes one batch under a scope and sometimes settles its first
+	// item early.
+	take := func(ctx context.Context, r *rand.Rand) error {
+		return scope.Run(ctx, func(ctx context.Context, s *scope.Scope) error {
+			items, err := q.Take(ctx, s, 1+r.IntN(8))
+			if err != nil {
+				return err
+			}
+			for _, x := range items {
+				hold(x)
+			}
+			settled := map[int]bool{}
+			if r.IntN(4) == 0 { // settle the first item early
+				x := items[0]
+				ok := r.IntN(2) == 0
+				settled[x] = true
+				release(x)
+				if ok {
+					completed[x].Add(1) // before Complete: a re-add may finish quickly
+					if !q.Complete(s, x) {
+						t.Errorf("Complete(%d) = false", x)
+					}
+				} else if !q.Fail(s, x) {
+					t.Errorf("Fail(%d) = false", x)
+				}
+			}
+			return finish(r, items, settled)
+		})
 	}
 	for c := range consumers {
 		consumersWG.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(c), 2))
+			consume := take
 			if c%4 == 3 {
-				work(r)
-				return
+				consume = work
 			}
 			for {
 				ctx, cancel := context.WithCancel(context.Background())
-				if r.IntN(10) == 0 { // some takes are cancelled while they wait
+				if r.IntN(10) == 0 { // some are cancelled while they wait
 					go cancel()
 				}
-				err := scope.Run(ctx, func(ctx context.Context, s *scope.Scope) error {
-					items, err := q.Take(ctx, s, 1+r.IntN(8))
-					if err != nil {
-						return err
-					}
-					for _, x := range items {
-						hold(x)
-					}
-					settled := map[int]bool{}
-					if r.IntN(4) == 0 { // settle the first item early
-						x := items[0]
-						ok := r.IntN(2) == 0
-						settled[x] = true
-						release(x)
-						if ok {
-							completed[x].Add(1) // before Complete: a re-add may finish quickly
-							if !q.Complete(s, x) {
-								t.Errorf("Complete(%d) = false", x)
-							}
-						} else if !q.Fail(s, x) {
-							t.Errorf("Fail(%d) = false", x)
-						}
-					}
-					outcome := r.IntN(10)
-					for _, x := range items {
-						if !settled[x] {
-							release(x)
-							if outcome >= 2 {
-								completed[x].Add(1)
-							}
-						}
-					}
-					switch outcome {
-					case 0:
-						failures.Add(1)
-						return errors.New("handler failed")
-					case 1:
-						failures.Add(1)
-						panic("handler panicked")
-					}
-					return nil
-				})
+				err := consume(ctx, r)
 				cancel()
 				var p *scope.PanicError
 				switch {
-				case err == nil, errors.As(err, &p), errors.Is(err, context.Canceled):
+				case err == nil, errors.As(err, &p), errors.Is(err, context.Canceled), errors.Is(err, errHandler):
 				case errors.Is(err, distinct.ErrClosed):
 					return
-				case err.Error() == "handler failed":
 				default:
 					t.Errorf("consumer: %v", err)
 					return
