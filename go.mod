@@ -3,8 +3,12 @@ module github.com/jobkit/jobkit
 go 1.25.0
 
 require (
+	github.com/puzpuzpuz/xsync/v4 v4.5.0
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/shirou/gopsutil/v4 v4.26.8
 	go.uber.org/goleak v1.3.0
+	golang.org/x/sync v0.22.0
+	golang.org/x/time v0.15.0
 	pgregory.net/rapid v1.3.0
 )
 

@@ -95,7 +95,7 @@ func (e Exit) String() string {
 	if e.err == nil {
 		return e.kind.String()
 	}
-	if p, ok := e.err.(*PanicError); ok {
+	if p, ok := e.err.(*PanicError); ok && p != nil {
 		return fmt.Sprintf("%s: %v", e.kind, p.Value)
 	}
 	return fmt.Sprintf("%s: %v", e.kind, e.err)
@@ -105,13 +105,14 @@ func (e Exit) String() string {
 // nil is a success (even if ctx was cancelled meanwhile, since cancellation is
 // cooperative); an error that is or wraps a *PanicError is a panic; an error
 // that is or wraps ctx's error or cause, once ctx is done, is an interruption
-// carrying the cause; any other error is a failure.
+// carrying the cause; any other error is a failure. A nil *PanicError
+// carries no panic: it is a failure.
 func ExitOf(ctx context.Context, err error) Exit {
 	if err == nil {
 		return Exit{}
 	}
 	var p *PanicError
-	if errors.As(err, &p) {
+	if errors.As(err, &p) && p != nil {
 		return Exit{kind: KindPanic, err: p}
 	}
 	if ctx != nil {

@@ -16,14 +16,22 @@ type PanicError struct {
 	Stack []byte
 }
 
-// Error returns "panic: " followed by the value and the stack.
+// Error returns "panic: " followed by the value and the stack. A nil
+// *PanicError gives "panic: <nil>".
 func (p *PanicError) Error() string {
+	if p == nil {
+		return "panic: <nil>"
+	}
 	return fmt.Sprintf("panic: %v\n\n%s", p.Value, p.Stack)
 }
 
 // Unwrap returns the panic value when it is an error, so that errors.Is and
-// errors.As see through a panic(err); otherwise it returns nil.
+// errors.As see through a panic(err); otherwise, and for a nil *PanicError,
+// it returns nil.
 func (p *PanicError) Unwrap() error {
+	if p == nil {
+		return nil
+	}
 	err, _ := p.Value.(error)
 	return err
 }
@@ -38,7 +46,14 @@ func recovered(v any) *PanicError {
 // *PanicError if f panicked (the panic does not propagate), together with the
 // Exit [ExitOf] gives for that error. Call is the scope-free core of [Run], for
 // code that settles its own work from the Exit.
+//
+// A nil f is refused: Call returns a failed Exit and an error wrapping
+// [ErrInvalid]. A nil ctx is passed to f as it is. If f calls
+// runtime.Goexit, Call does not return.
 func Call(ctx context.Context, f func(context.Context) error) (exit Exit, err error) {
+	if f == nil {
+		return Failed(errNilArg), errNilArg
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			p := recovered(v)

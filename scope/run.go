@@ -2,11 +2,11 @@ package scope
 
 import (
 	"context"
-	"errors"
+	"fmt"
 )
 
-// errNilArg is returned by Run and AcquireRelease for a nil argument.
-var errNilArg = errors.New("scope: nil context, scope or function")
+// errNilArg is returned by Run, Call and AcquireRelease for a nil argument.
+var errNilArg = fmt.Errorf("%w: nil context, scope or function", ErrInvalid)
 
 // Run opens a scope, calls f with ctx and the scope, and closes the scope with
 // the Exit that matches what f did (see [ExitOf]): nil is a success, an error
@@ -14,13 +14,33 @@ var errNilArg = errors.New("scope: nil context, scope or function")
 // a failure. A panic in f does not propagate: Run returns it as a *PanicError
 // carrying the value and stack. Run returns f's error joined with the
 // finalizers' errors, or nil.
-func Run(ctx context.Context, f func(ctx context.Context, s *Scope) error) error {
+//
+// If f calls runtime.Goexit (as testing.T.FailNow does), Run closes the scope
+// with a failure whose error is [ErrGoexit], so that every finalizer runs,
+// and lets the goroutine go on exiting. A nil ctx or f is refused with an
+// error wrapping [ErrInvalid].
+//
+// Run allocates nothing in steady state but what f and the finalizers do
+// (a scope costs a seventy-third of an allocation; see [Scope]). On the
+// project's 2-core machine it takes about 60 ns, 90 ns with one finalizer
+// (BenchmarkRun); most of that is the fresh 56 bytes of the scope and the
+// pool its block comes from, the price of a *Scope that is never reused.
+func Run(ctx context.Context, f func(ctx context.Context, s *Scope) error) (err error) {
 	if ctx == nil || f == nil {
 		return errNilArg
 	}
-	s := new(Scope)
-	exit, err := Call(ctx, func(ctx context.Context) error { return f(ctx, s) })
-	return join(err, s.Close(exit))
+	s := newScope()
+	exit := Failed(ErrGoexit) // unless f returns or panics
+	defer func() {
+		if v := recover(); v != nil {
+			p := recovered(v)
+			exit, err = Exit{kind: KindPanic, err: p}, p
+		}
+		err = join(err, s.Close(exit))
+	}()
+	err = f(ctx, s)
+	exit = ExitOf(ctx, err)
+	return err
 }
 
 // AcquireRelease acquires a resource and registers its release on s, in the
@@ -31,7 +51,8 @@ func Run(ctx context.Context, f func(ctx context.Context, s *Scope) error) error
 // AcquireRelease returns the error. If s is already closed, AcquireRelease
 // does not call acquire and returns [ErrClosed]. If s closes while acquire is
 // running, release runs at once with s's Exit and AcquireRelease returns the
-// zero R and ErrClosed joined with release's error.
+// zero R and ErrClosed joined with release's error. A nil argument is refused
+// with an error wrapping [ErrInvalid].
 func AcquireRelease[R any](ctx context.Context, s *Scope, acquire func(context.Context) (R, error), release func(R, Exit) error) (R, error) {
 	var zero R
 	if ctx == nil || s == nil || acquire == nil || release == nil {
