@@ -2,6 +2,8 @@ package distinct_test
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/jobkit/jobkit/distinct"
@@ -97,39 +99,133 @@ func BenchmarkQueue_TakeComplete(b *testing.B) {
 	}
 }
 
-// BenchmarkQueue_KeyPattern is the steady state of a queue of 1,000,000
-// items, larger than the CPU caches: each op adds a new item and takes and
-// completes the oldest. The patterns show what the table's placement does:
+// BenchmarkQueue_KeyPattern is the steady state of a queue of 1,024 or
+// 1,000,000 items (the latter larger than the CPU caches): each op adds a
+// new item and takes and completes the oldest. The patterns show what the
+// table's placement does:
 //
 //   - sequence: IDs in order, placed by value, so adds and takes walk
 //     memory in order;
+//   - ranges: four producers that each own a range of IDs (250,000 apart,
+//     or 2²⁰ apart) and add it in order, interleaved: four sequences at
+//     once;
 //   - scrambled: the same IDs multiplied by an odd constant, so they look
 //     random and every access is a cache miss, as for hashed keys;
 //   - strided: multiples of 2³², which share one home slot under placement
 //     by value: the table switches to mixed placement, and then costs what
 //     scrambled keys cost.
 func BenchmarkQueue_KeyPattern(b *testing.B) {
-	const queued = 1_000_000
-	for _, tc := range []struct {
-		name string
-		key  func(i int) int
-	}{
-		{"sequence", func(i int) int { return i }},
-		{"scrambled", func(i int) int { return int(uint64(i) * 0x9E3779B97F4A7C15) }},
-		{"strided", func(i int) int { return i << 32 }},
-	} {
-		b.Run("keys="+tc.name, func(b *testing.B) {
-			var q distinct.Queue[int]
-			for i := range queued {
-				q.Add(tc.key(i))
-			}
-			ctx := context.Background()
-			noop := func(context.Context, []int) error { return nil }
-			b.ReportAllocs()
-			for i := queued; b.Loop(); i++ {
-				q.Add(tc.key(i))
-				_ = q.Process(ctx, 1, noop)
-			}
-		})
+	ranges := func(apart int) func(i int) int {
+		return func(i int) int { return i%4*apart + i/4 }
 	}
+	for _, queued := range []int{1024, 1_000_000} {
+		for _, tc := range []struct {
+			name string
+			key  func(i int) int
+		}{
+			{"sequence", func(i int) int { return i }},
+			{"ranges", ranges(250_000)},
+			{"ranges-pow2", ranges(1 << 20)},
+			{"scrambled", func(i int) int { return int(uint64(i) * 0x9E3779B97F4A7C15) }},
+			{"strided", func(i int) int { return i << 32 }},
+		} {
+			b.Run(fmt.Sprintf("queued=%d/keys=%s", queued, tc.name), func(b *testing.B) {
+				var q distinct.Queue[int]
+				for i := range queued {
+					q.Add(tc.key(i))
+				}
+				ctx := context.Background()
+				noop := func(context.Context, []int) error { return nil }
+				b.ReportAllocs()
+				for i := queued; b.Loop(); i++ {
+					q.Add(tc.key(i))
+					_ = q.Process(ctx, 1, noop)
+				}
+			})
+		}
+	}
+}
+
+// benchPaths runs BenchmarkQueue_Paths for keys made by mk.
+func benchPaths[K comparable](b *testing.B, mk func(i int) K) {
+	const pool = 1 << 16 // distinct keys, made before the timer, used in turn
+	made := make([]K, pool)
+	for i := range made {
+		made[i] = mk(i)
+	}
+	key := func(i int) K { return made[i%pool] }
+	ctx := context.Background()
+	nop := func(context.Context, []K) error { return nil }
+	const backlog = 1024
+	setup := func(b *testing.B) (*distinct.Queue[K], int) {
+		q, _ := distinct.New[K](distinct.Config{})
+		for i := range backlog {
+			q.Add(key(i))
+		}
+		b.ReportAllocs()
+		return q, backlog
+	}
+	// work: Process in a loop (Work settles and takes under one lock; on one
+	// goroutine the loop is the same).
+	b.Run("path=work", func(b *testing.B) {
+		q, next := setup(b)
+		for b.Loop() {
+			q.Add(key(next))
+			next++
+			_ = q.Process(ctx, 1, nop)
+		}
+	})
+	// scope: scope.Run around Take, settled when the scope closes.
+	b.Run("path=scope", func(b *testing.B) {
+		q, next := setup(b)
+		body := func(ctx context.Context, s *scope.Scope) error {
+			_, err := q.Take(ctx, s, 1)
+			return err
+		}
+		for b.Loop() {
+			q.Add(key(next))
+			next++
+			_ = scope.Run(ctx, body)
+		}
+	})
+	// scope-append: the same with TakeAppend into a buffer of the caller's.
+	b.Run("path=scope-append", func(b *testing.B) {
+		q, next := setup(b)
+		var buf []K
+		body := func(ctx context.Context, s *scope.Scope) error {
+			var err error
+			buf, err = q.TakeAppend(ctx, s, 1, buf[:0])
+			return err
+		}
+		for b.Loop() {
+			q.Add(key(next))
+			next++
+			_ = scope.Run(ctx, body)
+		}
+	})
+}
+
+type benchJobID int64
+
+type benchJobKey struct {
+	Tenant uint32
+	ID     uint64
+}
+
+// BenchmarkQueue_Paths is one add and one take-and-complete of one item per
+// op, on one goroutine, with 1024 items queued, for each key kind and
+// consumer path: the single-goroutine cost of each path, which bench/
+// measures under concurrency. The keys are made before the timer starts.
+func BenchmarkQueue_Paths(b *testing.B) {
+	b.Run("keys=ordered", func(b *testing.B) { benchPaths(b, func(i int) int { return i }) })
+	b.Run("keys=scrambled", func(b *testing.B) {
+		benchPaths(b, func(i int) int { return int(uint64(i) * 0x9E3779B97F4A7C15) })
+	})
+	b.Run("keys=string", func(b *testing.B) {
+		benchPaths(b, func(i int) string { return "default/pod-" + strconv.Itoa(i) })
+	})
+	b.Run("keys=struct", func(b *testing.B) {
+		benchPaths(b, func(i int) benchJobKey { return benchJobKey{uint32(i % 16), uint64(i)} })
+	})
+	b.Run("keys=named", func(b *testing.B) { benchPaths(b, func(i int) benchJobID { return benchJobID(i) }) })
 }

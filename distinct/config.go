@@ -1,20 +1,21 @@
 package distinct
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/jobkit/jobkit/distinct/internal/core"
 )
 
 var (
 	// ErrClosed is returned by adds that report errors once the queue is
 	// closed, and by Take and Process once it is closed and nothing is queued.
-	ErrClosed = errors.New("distinct: queue closed")
+	ErrClosed = core.ErrClosed
 	// ErrFull is returned by TryAdd when the queue holds Config.Capacity items.
-	ErrFull = errors.New("distinct: queue full")
+	ErrFull = core.ErrFull
 	// ErrInvalid is wrapped by the errors returned for invalid arguments and
 	// configuration: a max below one, a nil context, scope or function, a
 	// negative capacity.
-	ErrInvalid = errors.New("distinct: invalid argument")
+	ErrInvalid = core.ErrInvalid
 )
 
 // Config configures a Queue. The zero Config is valid and gives an unbounded

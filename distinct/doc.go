@@ -25,6 +25,13 @@
 //   - Closing: after [Queue.Close] adds are refused and takers drain what is
 //     queued, then get [ErrClosed]; [Queue.Drain] also waits until every
 //     scope has settled.
+//   - Valid keys only: a key that is not equal to itself (a NaN, or a
+//     struct, array or interface holding one) could never be found again,
+//     and one whose dynamic type cannot be hashed (a slice in an any) cannot
+//     be stored, so every call refuses them: the calls that return errors
+//     with one wrapping [ErrInvalid], Add with false. Only key types that can
+//     hold a float or an interface pay for the check; no key set, however
+//     chosen, makes the queue's tables grow faster than its items.
 //   - Bounded, optionally: with Config.Capacity an add that would exceed it
 //     fails ([Queue.Add], [Queue.TryAdd]) or waits for room ([Queue.AddWait]).
 //
@@ -38,25 +45,44 @@
 //
 // Adding, taking and settling cost O(1) per item, or O(log r) for the r items
 // put back by failed scopes, whatever the number in progress; the queue keeps
-// nothing of an item once it completes. The set behind the queue is a Robin
-// Hood hash table that leaves no tombstones when it deletes, so the FIFO churn
-// of a queue (new keys in, old keys out) does not slow its lookups down.
-// Keys of the built-in integer types (int, int64, uint64, uint, int32,
-// uint32; not named types) are placed by value for as long as they do not
-// cluster, so a queue of IDs that arrive roughly in order walks its memory
-// in order, like a ring buffer, however large it grows: at a million queued
-// items that is about 4× faster than hashed placement
-// (BenchmarkQueue_KeyPattern). Keys that cluster switch the table to a keyed
-// hash after a few rehashes at most.
-// A queued int costs about 42 bytes (0.9× client-go's workqueue).
+// nothing of an item once it completes. The set behind the queue is one Robin
+// Hood hash table for queued and in-progress items, which leaves no
+// tombstones when it deletes, so the FIFO churn of a queue (new keys in, old
+// keys out) does not slow its lookups down. Structs and arrays are hashed by
+// their significant bytes and strings by content, without reflection. Keys of
+// integer types (any size, named types such as type JobID int64 too) are
+// placed by value for as long as they do not cluster, so a queue of IDs that
+// arrive roughly in order walks its memory in order, like a ring buffer,
+// however large it grows: at a million queued items about 3× faster than
+// hashed placement. Keys that cluster (producers that each own a range of
+// IDs, strides) switch the table to a keyed hash while the queue fills, and
+// then cost what hashed keys cost: no pattern makes placement by value
+// slower than hashing (BenchmarkPlacement). A queued int costs about 42
+// bytes (0.9× client-go's workqueue).
 //
-// On two cores, with producers racing consumers over IDs in order, items go
-// through add, take and complete in 0.31–0.51× the time of client-go's
-// workqueue one at a time, and 0.24–0.32× in batches of 16; a rejected
-// duplicate add costs 0.69–0.79× of client-go's. A buffered channel, which
-// deduplicates nothing, is 3.7–5.7× faster. bench/RESULTS.md in the repository
-// has every scenario and ratio; the benchmarks in this package
-// (BenchmarkQueue_*) give the single-goroutine costs. An add that wakes no
-// taker allocates nothing, and Process and Work allocate nothing in steady
-// state. Config.Timestamps adds two clock reads per item.
+// Measured on two cores (bench/ in the repository, BenchmarkMPMC: producers
+// racing consumers, medians of alternating runs; ratios are the time per
+// item of this queue ÷ client-go's workqueue, which hands out one item per
+// Get), least favourable first:
+//
+//   - One item at a time through an explicit scope (scope.Run around
+//     TakeAppend, settled when the scope closes): 0.55–1.5× with a small
+//     backlog and 0.4–1.3× with a million queued, whatever the key; the
+//     scope and its second hold of the lock cost about as much as the
+//     queue's work. Take, unlike TakeAppend, also allocates its slice.
+//   - One item at a time through Work: 0.3–1.1× with a small backlog (string
+//     and struct keys at four producers and four consumers are the worst),
+//     0.23–0.8× with a million queued (hashed keys, whose cache misses
+//     dominate, the worst; IDs in order 0.23–0.48×).
+//   - In batches of 16: 0.24–0.36× through Work and 0.24–0.32× through a
+//     scope with a small backlog; with a million queued hashed keys
+//     0.5–0.75×, IDs in order 0.14–0.26×.
+//
+// A buffered channel, which deduplicates nothing, is 2.6–8× faster one item
+// at a time. The benchmarks in this package (BenchmarkQueue_*) give the
+// single-goroutine costs per key kind and path. An add that wakes no taker
+// allocates nothing, Process and Work allocate nothing in steady state, and
+// a scope.Run around TakeAppend allocates a seventy-third of an allocation
+// (the scope's share of its block). Config.Timestamps adds two clock reads
+// per item.
 package distinct

@@ -316,6 +316,60 @@ func TestDistinctMatchesModel(t *testing.T) {
 					m.settle(x, ok)
 				}
 			},
+			"RunTake": func(t *rapid.T) {
+				// scope.Run around Take, as the README's second example: the
+				// scope comes from a block and is kept afterwards, so that
+				// SettleStale and CloseStale use it while later batches
+				// reuse the queue's recycled batches and flights.
+				if len(m.queued) == 0 {
+					t.Skip("Take would block")
+				}
+				max := rapid.IntRange(1, 4).Draw(t, "max")
+				early := rapid.IntRange(-1, 3).Draw(t, "early") // an item completed early
+				ok := rapid.Bool().Draw(t, "ok")
+				want := m.take(max, nextBatch)
+				nextBatch++
+				var kept *scope.Scope
+				err := scope.Run(ctx, func(ctx context.Context, s *scope.Scope) error {
+					kept = s
+					got, err := q.TakeAppend(ctx, s, max, nil)
+					if err != nil || !slices.Equal(got, want) {
+						return fmt.Errorf("TakeAppend(%d) = %v, %v; want %v", max, got, err, want)
+					}
+					if early >= 0 && early < len(got) {
+						if !q.Complete(s, got[early]) {
+							return fmt.Errorf("Complete(%d) = false", got[early])
+						}
+						m.settle(got[early], true)
+					}
+					if !ok {
+						return errFail
+					}
+					return nil
+				})
+				if (err == nil) != ok {
+					t.Fatalf("Run: %v", err)
+				}
+				for i, x := range want {
+					if i != early {
+						m.settle(x, ok)
+					}
+				}
+				closedScopes = append(closedScopes, kept)
+			},
+			"CloseStale": func(t *rapid.T) {
+				if len(closedScopes) == 0 {
+					t.Skip("no closed scope")
+				}
+				s := rapid.SampledFrom(closedScopes).Draw(t, "scope")
+				if err := s.Close(scope.Failed(errFail)); err != nil {
+					t.Fatalf("Close of a closed scope = %v", err)
+				}
+				if s.TryAdd(scope.FinalizerFunc(func(scope.Exit) error { return nil })) {
+					t.Fatal("TryAdd on a closed scope reported true")
+				}
+				// The model does not change: the "" check sees it.
+			},
 			"SettleStale": func(t *rapid.T) {
 				if len(closedScopes) == 0 {
 					t.Skip("no closed scope")

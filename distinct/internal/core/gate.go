@@ -1,4 +1,4 @@
-package distinct
+package core
 
 import "context"
 

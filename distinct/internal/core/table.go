@@ -1,9 +1,10 @@
-package distinct
+package core
 
 import (
-	"hash/maphash"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/jobkit/jobkit/internal/keys"
 )
 
 // table is a hash map with open addressing and Robin Hood linear probing:
@@ -19,7 +20,8 @@ import (
 // profiles of client-go's workqueue and of this queue on built-in maps spent
 // half their time there.
 //
-// Placement. Integer keys are placed by their own value at first: key k goes
+// Placement. Integer keys (of any integer type, named or not) are placed by
+// their own value at first: key k goes
 // to slot k mod size. Keys that arrive in order (job IDs from a sequence, the
 // common case) then fill the table in order, so adding at the tail and taking
 // at the head touch memory sequentially, as a ring buffer does, and a queue
@@ -33,20 +35,31 @@ import (
 // grow, up to maxSpread times the size its entries need, and then switch for
 // good to placement by a keyed hash (mix), cheaper than maphash for
 // integers. So does a mean distance above orderedMeanLimit after a rehash.
-// Other key types, named integer types included, are placed by
-// maphash.Comparable. A lookup so never probes more than maxDistance slots,
-// and under placement by value neither a lookup nor an insert nor a deletion
-// touches more than about orderedLimit; a key pattern costs a few rehashes
-// at most before the switch.
+// Other key types, interfaces holding integers included, are placed by their
+// hash (keys.HashWith: a struct's bytes and strings for plain types,
+// maphash.Comparable for the others). A lookup so never probes more than
+// maxDistance slots, and under placement by value neither a lookup nor an
+// insert nor a deletion touches more than about orderedLimit; a key pattern
+// costs a few rehashes at most before the switch. BenchmarkPlacement and
+// TestPlacementNeverWorseThanHashing check, for nine patterns (producer
+// ranges among them), that the result is never worse than hashing from the
+// start, and that the switch happens while the queue fills.
 //
 // A slot holds a two-byte control word next to its key and value, so that a
 // lookup in a table larger than the caches costs one cache miss, not one per
-// array. Callers hash a key once, with hash, and pass the hash to each table
-// they probe. Its methods need the queue's write lock (or, for reads, either
+// array. Callers hash a key once, with Queue.hash, and pass the hash to each
+// table they probe. Its methods need the queue's write lock (or, for reads, either
 // side of the gate).
 type table[K comparable, V any] struct {
 	slots []cell[K, V]
 	n     int
+	// dels counts deletions since the last resize: a table shrinks only
+	// after size/shrinkAfter of them, so that a queue whose length swings
+	// between empty and a few thousand does not reallocate its table on
+	// every swing, and a shrink and the regrowth after it cost O(1) per
+	// operation, amortized.
+	dels  int
+	lay   *keys.Layout // of K, found at the first resize
 	place placement
 }
 
@@ -55,9 +68,9 @@ type placement uint8
 
 const (
 	unplaced placement = iota // no slots yet
-	byHash                    // hash(k): maphash.Comparable, for non-integers
-	byValue                   // hash(k): an integer key's value
-	byMix                     // mix(hash(k)): integer keys that clustered
+	byHash                    // the hash: maphash.Comparable, for non-integers
+	byValue                   // the hash: an integer key's value
+	byMix                     // mix(the hash): integer keys that clustered
 )
 
 // cell is one slot of a table. val comes first so that a zero-size V adds
@@ -72,10 +85,12 @@ const (
 	minTable = 8
 	// A table grows when more than 3/4 of its slots are used. It shrinks,
 	// to release the memory of a burst, when fewer than 1/32 of more than
-	// shrinkFrom slots are used; the gap keeps a table whose size oscillates
-	// from reallocating all the time.
+	// shrinkFrom slots are used and it has seen size/shrinkAfter deletions
+	// since it last changed size; the gaps keep a table whose size
+	// oscillates from reallocating all the time.
 	loadNum, loadDen = 3, 4
-	shrinkFrom       = 1024
+	shrinkFrom       = 1 << 13
+	shrinkAfter      = 8
 	// maxDistance is the furthest an entry may be from its home slot (it
 	// fits the control word's low byte); past it the table grows, which
 	// with random homes at 3/4 load practically never happens.
@@ -93,44 +108,10 @@ const (
 	maxSpread        = 2
 )
 
-// seed, xorKey, xorKey2 and mulKey key the hashes of every table in the process. They
-// are random per process, as the runtime's map seeds are, and shared so that
-// an item can be hashed before the queue's lock is taken.
-var (
-	seed                    = maphash.MakeSeed()
-	xorKey, xorKey2, mulKey = rand.Uint64(), rand.Uint64(), rand.Uint64() | 1
-)
-
-// hash returns the hash of k that the tables take: an integer key's own
-// value, which a table places by or mixes, and for every other type
-// maphash.Comparable.
-func hash[K comparable](k K) uint64 {
-	switch v := any(k).(type) {
-	case int:
-		return uint64(v)
-	case int64:
-		return uint64(v)
-	case uint64:
-		return v
-	case uint:
-		return uint64(v)
-	case int32:
-		return uint64(v)
-	case uint32:
-		return uint64(v)
-	}
-	return maphash.Comparable(seed, k)
-}
-
-// integer reports whether hash returns a K's value.
-func integer[K comparable]() bool {
-	var k K
-	switch any(k).(type) {
-	case int, int64, uint64, uint, int32, uint32:
-		return true
-	}
-	return false
-}
+// xorKey, xorKey2 and mulKey key the mix of integer keys in every table of
+// the process (keys.Seed keys the hashes of the others). They are random
+// per process, as the runtime's map seeds are.
+var xorKey, xorKey2, mulKey = rand.Uint64(), rand.Uint64(), rand.Uint64() | 1
 
 // mix hashes an integer key: two rounds of a keyed 64×64→128-bit multiply,
 // folded (the construction of wyhash, which the runtime's own map hash falls
@@ -176,6 +157,20 @@ func (t *table[K, V]) find(k K, h uint64) (int, bool) {
 			return i, true
 		}
 	}
+}
+
+// mustFind returns the slot of k, whose hash is h, which is in the table.
+func (t *table[K, V]) mustFind(k K, h uint64) int {
+	i, _ := t.find(k, h)
+	return i
+}
+
+// lookup returns the slot of k (hash h) and true, or false if k is absent.
+func (t *table[K, V]) lookup(k K, h uint64) (int, bool) {
+	if t.n == 0 {
+		return 0, false
+	}
+	return t.find(k, h)
 }
 
 // get returns a pointer to the value of k (hash h), valid until the table
@@ -298,6 +293,12 @@ func (t *table[K, V]) del(k K, h uint64) (V, bool) {
 		return v, false
 	}
 	v = t.slots[i].val
+	t.delAt(i)
+	return v, true
+}
+
+// delAt removes the entry in slot i, which find reported present.
+func (t *table[K, V]) delAt(i int) {
 	mask := len(t.slots) - 1
 	for {
 		j := (i + 1) & mask
@@ -311,17 +312,18 @@ func (t *table[K, V]) del(k K, h uint64) (V, bool) {
 	}
 	t.slots[i] = cell[K, V]{}
 	t.n--
-	if n := len(t.slots); n > shrinkFrom && t.n*32 < n {
+	t.dels++
+	if n := len(t.slots); n > shrinkFrom && t.n*32 < n && t.dels*shrinkAfter >= n {
 		t.resize(max(minTable, n/8))
 	}
-	return v, true
 }
 
 // resize rehashes the entries into a table of n slots, a power of two.
 func (t *table[K, V]) resize(n int) {
 	if t.place == unplaced {
+		t.lay = keys.LayoutOf[K]()
 		t.place = byHash
-		if integer[K]() {
+		if t.lay.Kind.Integer() {
 			t.place = byValue
 		}
 	}
@@ -333,6 +335,7 @@ func (t *table[K, V]) resize(n int) {
 // overflow says.
 func (t *table[K, V]) rehash(n int) {
 	old, count := t.slots, t.n
+	t.dels = 0
 	for {
 		t.slots, t.n = make([]cell[K, V], n), 0
 		if t.fill(old) && t.fits(count) {
@@ -374,7 +377,8 @@ func (t *table[K, V]) fill(old []cell[K, V]) bool {
 		if s.ctrl == 0 {
 			continue
 		}
-		p := t.home(hash(s.key))
+		h, _ := keys.HashWith(t.lay, s.key) // a key in a table is valid
+		p := t.home(h)
 		i, d := int(p)&mask, 0
 		for t.slots[i].ctrl != 0 && int(t.slots[i].ctrl&0xff) >= d {
 			i, d = (i+1)&mask, d+1

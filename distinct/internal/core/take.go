@@ -1,10 +1,8 @@
-package distinct
+package core
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/jobkit/jobkit/scope"
 )
@@ -16,20 +14,59 @@ type batch[T comparable] struct {
 	owner   *scope.Scope // the scope of a Take; nil for Process
 	takenAt int64
 	keys    []T
-	flights []flight
+	flights []uint32 // index in q.flights of each item's flight, or settled
 }
+
+// settled marks an item of a batch that was settled early.
+const settled = ^uint32(0)
 
 // flight is what the queue remembers of an item while it is in progress.
-type flight struct {
+type flight[T comparable] struct {
 	counts
-	hash    uint64 // of the item
-	pos     uint64 // original position, where a failure puts it back
-	at      int64  // enqueue time
-	rerun   bool   // added again while in progress (Config.Rerun)
-	settled bool
+	hash  uint64    // of the item
+	pos   uint64    // original position, where a failure puts it back
+	at    int64     // enqueue time
+	b     *batch[T] // the batch it was taken in
+	i     uint32    // its index there
+	rerun bool      // added again while in progress (Config.Rerun)
 }
 
-// maxFree bounds the batches kept for reuse, and maxFreeCap the size of one.
+// arena holds the flights of the items in progress, reusing the slots of
+// settled ones. It gives its memory back when nothing is in progress.
+type arena[T comparable] struct {
+	slots []flight[T]
+	free  []uint32 // indexes of unused slots
+}
+
+// alloc returns the index of an unused slot.
+func (a *arena[T]) alloc() uint32 {
+	if n := len(a.free); n > 0 {
+		i := a.free[n-1]
+		a.free = a.free[:n-1]
+		return i
+	}
+	a.slots = append(a.slots, flight[T]{})
+	return uint32(len(a.slots) - 1)
+}
+
+func (a *arena[T]) at(i uint32) *flight[T] { return &a.slots[i] }
+
+// release frees slot i; live is the number of slots still in use.
+func (a *arena[T]) release(i uint32, live int) {
+	a.slots[i].b = nil // its other fields are set again by the next take
+	if live == 0 {
+		if len(a.slots) > maxFreeCap {
+			*a = arena[T]{}
+		} else {
+			a.slots, a.free = a.slots[:0], a.free[:0]
+		}
+		return
+	}
+	a.free = append(a.free, i)
+}
+
+// maxFree bounds the batches kept for reuse, and maxFreeCap the size of one
+// (and of an arena kept while nothing is in progress).
 const (
 	maxFree    = 256
 	maxFreeCap = 1024
@@ -42,32 +79,45 @@ const (
 // original positions. Items can also be settled one by one before s closes,
 // with Complete and Fail.
 //
-// If ctx is done first, Take returns ctx's error and changes nothing. Once
-// the queue is closed and nothing is queued it returns ErrClosed. It returns
-// scope.ErrClosed if s is closed, and an error wrapping ErrInvalid for a nil
-// ctx or s or a max below one. The returned slice belongs to the caller.
+// If ctx is done while Take waits, it returns ctx's error and changes
+// nothing. A ctx that is already done when Take is called does not stop it
+// from taking items that are queued: like semaphore.Weighted.Acquire, Take
+// fails with ctx's error only when it would have to wait (Work, by contrast,
+// checks ctx before each batch). Once the queue is closed and nothing is
+// queued Take returns ErrClosed. It returns scope.ErrClosed if s is closed,
+// and an error wrapping ErrInvalid for a nil ctx or s or a max below one.
+// The returned slice belongs to the caller.
 func (q *Queue[T]) Take(ctx context.Context, s *scope.Scope, max int) ([]T, error) {
+	return q.TakeAppend(ctx, s, max, nil)
+}
+
+// TakeAppend is Take that appends the items it takes to dst and returns the
+// extended slice, so that a caller with a buffer of its own takes without
+// allocating. On error it returns dst unchanged.
+func (q *Queue[T]) TakeAppend(ctx context.Context, s *scope.Scope, max int, dst []T) ([]T, error) {
 	if s == nil {
-		return nil, fmt.Errorf("%w: nil scope", ErrInvalid)
+		return dst, fmt.Errorf("%w: nil scope", ErrInvalid)
 	}
 	if err := checkTake(ctx, max); err != nil {
-		return nil, err
+		return dst, err
 	}
 	if s.Closed() {
-		return nil, scope.ErrClosed
+		return dst, scope.ErrClosed
 	}
 	b, err := q.take(ctx, max, s, nil)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	items := slices.Clone(b.keys)
+	n := len(dst)
+	dst = append(dst, b.keys...)
 	if !s.TryAdd(b) { // s closed meanwhile: undo the take
 		q.lock()
 		q.settleAllLocked(b, restore)
 		q.mu.Unlock()
-		return nil, scope.ErrClosed
+		clear(dst[n:])
+		return dst[:n], scope.ErrClosed
 	}
-	return items, nil
+	return dst, nil
 }
 
 // Process takes a batch as Take does and calls f with it, as if inside a
@@ -101,15 +151,13 @@ func (b *batch[T]) call(ctx context.Context, f func(ctx context.Context, items [
 	returned := false
 	defer func() {
 		if !returned {
-			_ = b.Finalize(scope.Failed(errGoexit))
+			_ = b.Finalize(scope.Failed(scope.ErrGoexit))
 		}
 	}()
 	exit, err := scope.Call(ctx, func(ctx context.Context) error { return f(ctx, b.keys) })
 	returned = true
 	return exit, err
 }
-
-var errGoexit = errors.New("distinct: the function processing a batch called runtime.Goexit")
 
 // Work is Process in a loop: it processes batch after batch until Process
 // would return an error, and returns that error: f's error or panic (after
@@ -169,7 +217,7 @@ func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope, done *
 			q.settleAllLocked(done, complete)
 			done = nil
 		}
-		if q.queued.len() > 0 {
+		if q.queuedN > 0 {
 			b = q.takeLocked(max, owner)
 			return true, nil
 		}
@@ -186,7 +234,7 @@ func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope, done *
 
 // takeLocked moves up to max queued items, at least one, into a new batch.
 func (q *Queue[T]) takeLocked(max int, owner *scope.Scope) *batch[T] {
-	n := min(max, q.queued.len())
+	n := min(max, q.queuedN)
 	var b *batch[T]
 	if k := len(q.free); k > 0 {
 		b = q.free[k-1]
@@ -199,13 +247,20 @@ func (q *Queue[T]) takeLocked(max int, owner *scope.Scope) *batch[T] {
 	b.takenAt = q.nowLocked()
 	for i := range n {
 		x, pos, at, attempts := q.popLocked()
-		h := hash(x)
-		collisions, _ := q.queued.del(x, h)
-		f := flight{counts: counts{attempts, collisions}, hash: h, pos: pos, at: at}
-		q.inProgress.put(x, h, slot[T]{b, i})
+		h, _ := q.hash(x) // a queued key is valid
+		j, _ := q.items.find(x, h)
+		l := q.items.at(j)
+		fi := q.flights.alloc()
+		f := q.flights.at(fi) // set field by field: one pointer write, no copy of the whole
+		f.attempts, f.collisions = attempts, l.collisions()
+		f.hash, f.pos, f.at = h, pos, at
+		f.b, f.i, f.rerun = b, uint32(i), false
+		*l = takenLoc(fi)
 		b.keys = append(b.keys, x)
-		b.flights = append(b.flights, f)
+		b.flights = append(b.flights, fi)
 	}
+	q.queuedN -= n
+	q.takenN += n
 	return b
 }
 
@@ -234,8 +289,13 @@ func (b *batch[T]) Finalize(exit scope.Exit) error {
 
 func (q *Queue[T]) settleAllLocked(b *batch[T], how outcome) {
 	for i := range b.keys {
-		q.settleLocked(b, i, how)
+		q.settleLocked(b, i, how, -1)
 	}
+	q.recycleLocked(b)
+}
+
+// recycleLocked keeps b, settled, for reuse.
+func (q *Queue[T]) recycleLocked(b *batch[T]) {
 	clear(b.keys)
 	b.keys = b.keys[:0]
 	b.flights = b.flights[:0]
@@ -245,27 +305,37 @@ func (q *Queue[T]) settleAllLocked(b *batch[T], how outcome) {
 	}
 }
 
-func (q *Queue[T]) settleLocked(b *batch[T], i int, how outcome) {
-	f := &b.flights[i]
-	if f.settled {
+// settleLocked settles item i of b as how. j is the item's slot in
+// q.items, or -1 if the caller has not found it.
+func (q *Queue[T]) settleLocked(b *batch[T], i int, how outcome, j int) {
+	fi := b.flights[i]
+	if fi == settled {
 		return
 	}
-	f.settled = true
-	x, h := b.keys[i], f.hash
-	q.inProgress.del(x, h)
+	b.flights[i] = settled
+	f := *q.flights.at(fi)
+	q.takenN--
+	q.flights.release(fi, q.takenN)
+	x := b.keys[i]
+	if j < 0 {
+		j = q.items.mustFind(x, f.hash)
+	}
 	switch {
 	case how == complete && f.rerun:
 		q.stats.Completed++
-		q.pushLocked(x, h)
+		*q.items.at(j) = queuedLoc(q.appendLocked(x), 0)
+		q.queuedN++
 	case how == complete:
 		q.stats.Completed++
+		q.items.delAt(j)
 		q.leftLocked()
 	default:
 		if how == fail {
 			f.attempts++
 			q.stats.Requeued++
 		}
-		q.queued.put(x, h, f.collisions)
+		*q.items.at(j) = queuedLoc(f.pos, f.collisions)
+		q.queuedN++
 		q.retry.push(retried[T]{x: x, pos: f.pos, at: f.at, attempts: f.attempts})
 		q.activity.broadcastLocked()
 	}
@@ -274,7 +344,8 @@ func (q *Queue[T]) settleLocked(b *batch[T], i int, how outcome) {
 // Complete settles x, taken under s, as done before s closes: x is removed
 // (or, under Config.Rerun, queued again if it was added meanwhile). It
 // reports whether it did anything: it does nothing if x is not in progress
-// under s, for instance because it was settled already.
+// under s, for instance because it was settled already, or if x cannot be a
+// key (see Add).
 func (q *Queue[T]) Complete(s *scope.Scope, x T) bool { return q.settleOne(s, x, complete) }
 
 // Fail settles x, taken under s, as failed before s closes: x goes back to
@@ -283,15 +354,20 @@ func (q *Queue[T]) Complete(s *scope.Scope, x T) bool { return q.settleOne(s, x,
 func (q *Queue[T]) Fail(s *scope.Scope, x T) bool { return q.settleOne(s, x, fail) }
 
 func (q *Queue[T]) settleOne(s *scope.Scope, x T, how outcome) bool {
-	if s == nil {
+	h, ok := q.hash(x)
+	if s == nil || !ok {
 		return false
 	}
 	q.lock()
 	defer q.mu.Unlock()
-	sl := q.inProgress.get(x, hash(x))
-	if sl == nil || sl.b.owner != s {
+	l := q.items.get(x, h)
+	if l == nil || !l.taken() {
 		return false
 	}
-	q.settleLocked(sl.b, sl.i, how)
+	f := q.flights.at(l.flightIndex())
+	if f.b.owner != s {
+		return false
+	}
+	q.settleLocked(f.b, int(f.i), how, -1)
 	return true
 }

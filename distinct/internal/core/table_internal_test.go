@@ -1,11 +1,24 @@
-package distinct
+package core
 
 import (
+	"context"
 	"math/rand/v2"
+	"strconv"
 	"testing"
+	"unsafe"
 
+	"github.com/jobkit/jobkit/internal/keys"
 	"pgregory.net/rapid"
 )
+
+// hash is the hash of a valid key k, for the tests.
+func hash[K comparable](k K) uint64 {
+	h, ok := keys.HashWith(keys.LayoutOf[K](), k)
+	if !ok {
+		panic("distinct: invalid key in a test")
+	}
+	return h
+}
 
 // TestTableMatchesMap drives the table and a built-in map with the same
 // random inserts and deletes and checks the table's structure after every
@@ -236,6 +249,123 @@ func TestMixSpreadsStridedKeys(t *testing.T) {
 			}
 			if distinct < n*8/10 {
 				t.Fatalf("keys i<<%d hit %d distinct slots of %d, want about %d", shift, distinct, slots, n*83/100)
+			}
+		}
+	}
+}
+
+// TestSwingingQueueKeepsItsMemory checks the hysteresis of shrinking: a
+// queue whose length swings between empty and up to 6,000 items, as a
+// queue bounded by its consumers does, keeps its tables and its ring once
+// they have grown, instead of reallocating them on every swing (wider
+// swings pay a resize now and then, O(1) per operation amortized); and a
+// burst still gives its memory back once it has drained.
+func TestSwingingQueueKeepsItsMemory(t *testing.T) {
+	t.Parallel()
+	for _, swing := range []int{1500, 6000} {
+		var q Queue[string]
+		keys := make([]string, 40*swing)
+		for i := range keys {
+			keys[i] = "default/pod-" + string(rune('a'+i%26)) + itoa(i)
+		}
+		next := 0
+		var grows int
+		var lastQ, lastR *byte
+		for cycle := range 20 {
+			for range swing {
+				q.Add(keys[next%len(keys)])
+				next++
+			}
+			for q.Len() > 0 {
+				q.lock()
+				b := q.takeLocked(1, nil)
+				q.settleAllLocked(b, complete)
+				q.mu.Unlock()
+			}
+			pq := (*byte)(unsafePointer(q.items.slots))
+			pr := (*byte)(unsafePointer(q.fresh.buf))
+			if cycle > 0 && (pq != lastQ || pr != lastR) {
+				grows++
+			}
+			lastQ, lastR = pq, pr
+		}
+		if grows > 0 {
+			t.Errorf("swing %d: tables or ring reallocated in %d of 19 cycles", swing, grows)
+		}
+	}
+	// A burst of a million is released once drained.
+	var tb table[int, struct{}]
+	var r ring[int]
+	const burst = 1 << 20
+	for i := range burst {
+		tb.put(i, uint64(i), struct{}{})
+		r.push(i)
+	}
+	for i := range burst {
+		tb.del(i, uint64(i))
+		r.pop()
+	}
+	if len(tb.slots) > shrinkFrom || len(r.buf) > shrinkRing {
+		t.Errorf("drained burst: %d slots, ring of %d", len(tb.slots), len(r.buf))
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func unsafePointer[E any](s []E) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
+
+// meanDistance is the mean distance of the entries of t from their homes:
+// the probes a lookup makes beyond the first.
+func meanDistance[K comparable, V any](t *table[K, V]) float64 {
+	sum := 0
+	for _, c := range t.slots {
+		sum += int(c.ctrl & 0xff)
+	}
+	return float64(sum) / float64(max(t.n, 1))
+}
+
+// TestPlacementNeverWorseThanHashing drives a queue in its steady state (add
+// a new key, take and complete the oldest) with each pattern of
+// BenchmarkPlacement, and the same with hashed placement from the start: the
+// queue's own placement must end with runs no longer than hashing gives
+// (the same, once it has switched; none, while by value fits), and must
+// settle early: every resize, the switch included, happens while the queue
+// fills, none in the steady state after it.
+func TestPlacementNeverWorseThanHashing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	noop := func(context.Context, []int) error { return nil }
+	for _, queued := range []int{1024, 50_000} {
+		for _, p := range placementPatterns {
+			dist := map[string]float64{}
+			for _, place := range []string{"auto", "hash"} {
+				var q Queue[int]
+				q.Init(Config{})
+				if place == "hash" {
+					q.lock()
+					q.items.resize(minTable)
+					q.items.place = byMix
+					q.mu.Unlock()
+				}
+				i := 0
+				for ; i < 2*queued; i++ { // fill, and one round of turnover
+					q.Add(p.key(i))
+					if i >= queued {
+						_ = q.Process(ctx, 1, noop)
+					}
+				}
+				slots := unsafePointer(q.items.slots)
+				for ; i < 4*queued; i++ {
+					q.Add(p.key(i))
+					_ = q.Process(ctx, 1, noop)
+				}
+				if unsafePointer(q.items.slots) != slots {
+					t.Errorf("%d %s %s: the table resized in the steady state", queued, p.name, place)
+				}
+				dist[place] = meanDistance(&q.items)
+			}
+			if dist["auto"] > dist["hash"]+0.05 {
+				t.Errorf("%d %s: mean distance %.2f by the queue's placement, %.2f hashed", queued, p.name, dist["auto"], dist["hash"])
 			}
 		}
 	}

@@ -1,0 +1,138 @@
+package keys
+
+import (
+	"testing"
+	"unsafe"
+)
+
+func TestKindOf(t *testing.T) {
+	t.Parallel()
+	type JobID int64
+	type point struct{ X, Y float64 }
+	type withAny struct {
+		A int
+		B [2]any
+	}
+	type plain struct {
+		A string
+		B [3]int32
+		C *int
+	}
+	for _, tt := range []struct {
+		got, want Kind
+		name      string
+	}{
+		{Of[int](), Int64, "int"},
+		{Of[JobID](), Int64, "JobID"},
+		{Of[uint32](), Int32, "uint32"},
+		{Of[int16](), Int16, "int16"},
+		{Of[byte](), Int8, "byte"},
+		{Of[uintptr](), Int64, "uintptr"},
+		{Of[string](), Plain, "string"},
+		{Of[plain](), Plain, "plain struct"},
+		{Of[*point](), Plain, "pointer"},
+		{Of[float32](), Float, "float32"},
+		{Of[complex128](), Float, "complex128"},
+		{Of[point](), Float, "struct of floats"},
+		{Of[[2]float64](), Float, "array of floats"},
+		{Of[any](), Dynamic, "any"},
+		{Of[error](), Dynamic, "error"},
+		{Of[withAny](), Dynamic, "struct holding an array of any"},
+		{Of[bool](), Plain, "bool"},
+		{Of[chan int](), Plain, "chan"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("Of[%s]() = %d, want %d", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+func TestLayoutHash(t *testing.T) {
+	t.Parallel()
+	type padded struct {
+		A uint8
+		B uint64
+		C uint16
+		S string
+		D [3]uint8
+	}
+	type nested struct {
+		P padded
+		Q [2]string
+		R *int
+		E struct{}
+	}
+	l := LayoutOf[padded]()
+	if l.Kind != Plain || LayoutOf[padded]() != l {
+		t.Fatalf("LayoutOf[padded]() = %+v, not cached or not Plain", l)
+	}
+	// Equal keys hash equal, whatever their padding bytes hold.
+	a := padded{A: 1, B: 2, C: 3, S: "default/pod-1", D: [3]uint8{4, 5, 6}}
+	b := a
+	b.S = string([]byte("default/pod-1")) // same contents, other memory
+	raw := (*[unsafe.Sizeof(b)]byte)(unsafe.Pointer(&b))
+	raw[1], raw[7], raw[20], raw[44] = 0xAA, 0xBB, 0xCC, 0xDD // padding after A, C and D
+	if a != b {
+		t.Fatal("padding changed equality")
+	}
+	ha, _ := HashWith(l, a)
+	hb, _ := HashWith(l, b)
+	if ha != hb {
+		t.Errorf("equal keys hash %x and %x", ha, hb)
+	}
+	// Every significant byte and string counts.
+	seen := map[uint64]bool{ha: true}
+	for _, c := range []padded{
+		{A: 2, B: 2, C: 3, S: "default/pod-1", D: [3]uint8{4, 5, 6}},
+		{A: 1, B: 3, C: 3, S: "default/pod-1", D: [3]uint8{4, 5, 6}},
+		{A: 1, B: 2, C: 4, S: "default/pod-1", D: [3]uint8{4, 5, 6}},
+		{A: 1, B: 2, C: 3, S: "default/pod-2", D: [3]uint8{4, 5, 6}},
+		{A: 1, B: 2, C: 3, S: "default/pod-1", D: [3]uint8{4, 5, 7}},
+	} {
+		h, _ := HashWith(l, c)
+		if seen[h] {
+			t.Errorf("%+v hashes like another key", c)
+		}
+		seen[h] = true
+	}
+	ln := LayoutOf[nested]()
+	x := nested{P: a, Q: [2]string{"a", "b"}}
+	y := nested{P: b, Q: [2]string{"a", "b"}}
+	hx, _ := HashWith(ln, x)
+	hy, _ := HashWith(ln, y)
+	z := x
+	z.Q[1] = "c"
+	hz, _ := HashWith(ln, z)
+	if hx != hy || hx == hz {
+		t.Errorf("nested: %x %x %x", hx, hy, hz)
+	}
+	// Non-plain kinds hash as Hash does.
+	if LayoutOf[int]().Kind != Int64 || LayoutOf[float64]().Kind != Float || LayoutOf[any]().Kind != Dynamic {
+		t.Error("kinds of int, float64, any")
+	}
+	if _, ok := HashWith(LayoutOf[any](), any([]int{1})); ok {
+		t.Error("an unhashable key was hashed")
+	}
+}
+
+// The low bits of layout hashes of keys that differ in a few bits look
+// random: no bucket of a 1024-slot table gets far more than its share.
+func TestLayoutHashSpreads(t *testing.T) {
+	t.Parallel()
+	type jobKey struct {
+		Tenant uint32
+		ID     uint64
+	}
+	l := LayoutOf[jobKey]()
+	const n, slots = 1 << 16, 1024
+	var buckets [slots]int
+	for i := range n {
+		h, _ := HashWith(l, jobKey{Tenant: uint32(i % 16), ID: uint64(i/16) << 20})
+		buckets[h%slots]++
+	}
+	for i, c := range buckets {
+		if c > 3*n/slots {
+			t.Fatalf("bucket %d holds %d of %d keys", i, c, n)
+		}
+	}
+}
