@@ -6,7 +6,51 @@ import (
 	"testing"
 
 	"github.com/jobkit/jobkit/governor"
+	"golang.org/x/sync/semaphore"
 )
+
+// BenchmarkGovernor_TryAcquireRelease measures a granted TryAcquire and its
+// Release from every P at once, against the same pair on
+// golang.org/x/sync/semaphore.Weighted, a mutex-guarded counter that hands out
+// no per-grant record. Run it with -cpu=2 -count=6 -benchmem and compare with
+// benchstat.
+func BenchmarkGovernor_TryAcquireRelease(b *testing.B) {
+	const slots = 1 << 20 // never the limit
+	b.Run("impl=governor", func(b *testing.B) {
+		g, err := governor.New(governor.Config{Slots: slots, Sampler: &fakeSampler{r: reading(10, 100)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := g.Start(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { g.Stop(context.Background()) })
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				p, ok := g.TryAcquire("", governor.Weight{})
+				if !ok {
+					b.Error("TryAcquire refused")
+					return
+				}
+				p.Release()
+			}
+		})
+	})
+	b.Run("impl=x-sync-semaphore", func(b *testing.B) {
+		sem := semaphore.NewWeighted(slots)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if !sem.TryAcquire(1) {
+					b.Error("TryAcquire refused")
+					return
+				}
+				sem.Release(1)
+			}
+		})
+	})
+}
 
 // BenchmarkGovernor_TryAcquire measures a TryAcquire and Release pair from
 // every P at once, against two baselines that only count slots: a buffered

@@ -2,13 +2,15 @@ package governor
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 	"runtime"
 	"time"
 )
 
 // StalePolicy says what the Governor does while its reading is stale: when the
-// last call to the Sampler failed, or no sample has succeeded yet.
+// last sample failed (the Sampler returned an error or an invalid Reading, or
+// panicked), or no sample has succeeded yet.
 type StalePolicy uint8
 
 const (
@@ -37,25 +39,35 @@ func (p StalePolicy) String() string {
 // default. Nothing can be changed after New.
 type Config struct {
 	// MaxCPUPercent is the CPU use, in percent of Reading.CPUCores, above which
-	// the Governor stops admitting work. It must be in (0, 100]; 100 turns the
-	// CPU limit off. Defaults to 80.
+	// the Governor stops admitting work. It must be in (0, 100]. 100 turns the
+	// CPU limit off: no reading then refuses work, and the CPUPercent of a
+	// Weight is not checked. Below 100, a Weight asking for more CPU than
+	// MaxCPUPercent could never be granted and is invalid. Defaults to 80.
 	MaxCPUPercent float64
 
 	// MaxMemoryPercent is the memory use, in percent of Reading.MemoryLimit,
-	// above which the Governor stops admitting work. It must be in (0, 100];
-	// 100 turns the limit off. Defaults to 90.
+	// above which the Governor stops admitting work. It must be in (0, 100].
+	// 100 turns the limit off: no reading then refuses work for its memory
+	// use, even one above the limit. The Memory of a Weight is bounded by the
+	// memory available all the same. Defaults to 90.
 	MaxMemoryPercent float64
 
 	// MinAvailableMemory is the available memory, in bytes, below which the
 	// Governor stops admitting work. Defaults to 0: no such limit.
+	//
+	// A reading whose MemoryLimit is not above MinAvailableMemory could never
+	// meet it: the Governor counts such a sample as failed, with an error
+	// wrapping ErrInvalidConfig that names both figures (Snapshot.Err), and
+	// follows StalePolicy, rather than refusing work for good.
 	MinAvailableMemory uint64
 
 	// Hysteresis is how far a reading must fall back, as a fraction of the
 	// limit it crossed, before admission resumes. With MaxCPUPercent 80 and
 	// Hysteresis 0.1, admission stops above 80% and resumes at or below 72%;
 	// with MinAvailableMemory 1 GiB it stops below 1 GiB and resumes at or
-	// above 1.1 GiB. It must be below 1; a negative value turns hysteresis off.
-	// Defaults to 0.1.
+	// above 1.1 GiB, but never asks for more than halfway from
+	// MinAvailableMemory to the memory limit, so that it can resume at all. It
+	// must be below 1; a negative value turns hysteresis off. Defaults to 0.1.
 	Hysteresis float64
 
 	// Slots is the number of processing slots: how many units of work may hold
@@ -63,9 +75,18 @@ type Config struct {
 	// runtime.GOMAXPROCS(0) at the time of New.
 	Slots int
 
-	// Interval is the time between samples. It must be at least a millisecond.
-	// Defaults to one second.
+	// Interval is the time between samples. A sample starts on each tick of
+	// the interval unless one is still under way. When no sample has returned
+	// for two Intervals, the reading is stale. It must be at least a
+	// millisecond. Defaults to one second.
 	Interval time.Duration
+
+	// MaxHold bounds how long a blocked Acquire that is short of room (its
+	// Weight fits the limits but not what the latest reading leaves) holds up
+	// the work behind it, and how long work that fits may then pass it, before
+	// it holds again (see Acquire). It must not be negative. Defaults to five
+	// Intervals.
+	MaxHold time.Duration
 
 	// Sampler takes the readings. Defaults to a new SystemSampler.
 	Sampler Sampler
@@ -74,12 +95,23 @@ type Config struct {
 	// StaleAdmit.
 	StalePolicy StalePolicy
 
-	// UsageWindow is the sliding window over which Usage sums slot-time. It
-	// must not be negative. Defaults to one minute.
+	// UsageWindow is the sliding window over which Usage sums slot-time; a
+	// key idle for a whole window is forgotten (see Usage). It must not be
+	// negative. Defaults to one minute.
 	UsageWindow time.Duration
 
-	// NowFunc returns the current time, for usage accounting and sample ages.
-	// Defaults to time.Now.
+	// Logger receives the Governor's reports: a panicking Sampler (at level
+	// Error, with the panic's value and stack), the first of a run of failed
+	// samples and a late Sampler (Warn), and sampling that recovers (Info).
+	// The sampling goroutine logs, outside the Governor's lock; a panic in the
+	// handler is recovered and the record dropped, but a handler that blocks
+	// delays sampling. Defaults to slog.Default() at the time of New.
+	Logger *slog.Logger
+
+	// NowFunc returns the current time, for usage accounting, sample ages and
+	// the phases of MaxHold. Sampling and lateness (two Intervals without a
+	// sample) are timed by the runtime's timers, not by NowFunc. Defaults to
+	// time.Now.
 	NowFunc func() time.Time
 }
 
@@ -104,11 +136,17 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Interval == 0 {
 		c.Interval = time.Second
 	}
+	if c.MaxHold == 0 {
+		c.MaxHold = 5 * c.Interval
+	}
 	if c.Sampler == nil {
 		c.Sampler = &SystemSampler{}
 	}
 	if c.UsageWindow == 0 {
 		c.UsageWindow = time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
 	if c.NowFunc == nil {
 		c.NowFunc = time.Now
@@ -125,6 +163,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Slots %d is not in [0, %d]", ErrInvalidConfig, c.Slots, math.MaxInt32)
 	case c.Interval < time.Millisecond:
 		return c, fmt.Errorf("%w: Interval %v is below 1ms", ErrInvalidConfig, c.Interval)
+	case c.MaxHold < 0:
+		return c, fmt.Errorf("%w: MaxHold %v is negative", ErrInvalidConfig, c.MaxHold)
 	case c.StalePolicy > StaleRefuse:
 		return c, fmt.Errorf("%w: unknown %v", ErrInvalidConfig, c.StalePolicy)
 	case c.UsageWindow < 0:

@@ -12,7 +12,9 @@ import (
 // The gate word holds what every TryAcquire reads and few calls write.
 const (
 	gateRefuse = 1 // set while the reading (or Stop) refuses work
-	gateWaiter = 2 // the bits above count blocked Acquire calls
+	gateHold   = 2 // set while a blocked Acquire holds up later work
+	gateWatch  = 4 // set while a channel from Changed is out
+	gateWaiter = 8 // the bits from here up count blocked Acquire calls
 )
 
 // Governor admits work while the process has CPU, memory and a processing
@@ -27,21 +29,31 @@ type Governor struct {
 	cfg        Config
 	watermarks watermarks
 
-	// gate holds gateRefuse and the number of waiters; free is the number of
-	// free slots, negative for a moment while a take that failed undoes
-	// itself. They sit on separate cache lines: free is written by every
-	// grant and release, gate seldom.
+	// gate holds gateRefuse, gateHold, gateWatch and the number of waiters;
+	// free is the number of free slots not kept by a record of table (see
+	// permit), negative for a moment while a take that failed undoes itself.
+	// They sit on separate cache lines: free is written by grants and
+	// releases that miss their record's slot, gate seldom.
 	gate atomic.Int64
 	_    [64]byte
 	free atomic.Int64
 	_    [64]byte
+	// cached has bit i set when record i of table may keep a free slot (see
+	// permit). Written seldom: when a record first keeps a slot after a
+	// scan found it without one.
+	cached atomic.Uint64
+	_      [56]byte
 	// memRoom and cpuRoom are the memory (bytes) and CPU (thousandths of a
 	// percentage point) that Weights may still reserve until the next sample.
 	memRoom atomic.Int64
 	cpuRoom atomic.Int64
+	// memCeil is the most memory a Weight may ask for under the latest good
+	// reading's memory limit (math.MaxInt64 if none). Written under mu.
+	memCeil atomic.Int64
 
-	permits sync.Pool // of *permit
-	usage   usage
+	table *permitTable // the records of Permits
+	pool  sync.Pool    // of *permit, when the records in the table are held
+	usage usage
 
 	// life serialises Start and Stop and guards cancel and stopped.
 	life    sync.Mutex
@@ -52,19 +64,25 @@ type Governor struct {
 	mu        sync.Mutex
 	waiters   list.List // of *waiter, in arrival order
 	isStopped bool
-	refusing  bool // mirrors gateRefuse
+	refusing  bool          // mirrors gateRefuse
+	holding   bool          // mirrors gateHold
+	changed   chan struct{} // handed out by Changed, closed at the next change; nil if none
 	reading   Reading
 	sampledAt time.Time
-	stale     bool  // no good sample yet, or the last one failed
-	lastErr   error // the sampler's last error, while stale
-	cpuOver   bool  // hysteresis state of each limit
+	tickedAt  time.Time // when the latest sample (or late mark) was applied
+	stale     bool      // no good sample yet, the last one failed, or it is late
+	lastErr   error     // why the reading is stale: the last sample's error, or lateness
+	cpuOver   bool      // hysteresis state of each limit
 	memOver   bool
 	availOver bool
 }
 
 // New returns a Governor configured by cfg, or an error wrapping
-// ErrInvalidConfig. It starts no goroutine: until Start, the Governor has no
-// reading and admits according to Config.StalePolicy.
+// ErrInvalidConfig for a field out of range. It starts no goroutine: until
+// Start, the Governor has no reading and admits according to
+// Config.StalePolicy. New cannot know the memory limit: a MinAvailableMemory
+// that is not below it shows at the first sample, as a failed sample whose
+// error wraps ErrInvalidConfig (see Config.MinAvailableMemory).
 func New(cfg Config) (*Governor, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -72,7 +90,9 @@ func New(cfg Config) (*Governor, error) {
 	}
 	g := &Governor{cfg: cfg, watermarks: newWatermarks(&cfg), stale: true}
 	g.free.Store(int64(cfg.Slots))
-	g.permits.New = func() any { return &permit{g: g} }
+	g.memCeil.Store(math.MaxInt64)
+	g.table = newPermitTable(g)
+	g.pool.New = func() any { return &permit{g: g, pooled: true} }
 	g.usage.init(cfg.UsageWindow, cfg.NowFunc)
 	g.mu.Lock()
 	g.updateLocked()
@@ -82,10 +102,13 @@ func New(cfg Config) (*Governor, error) {
 
 // Start starts the goroutine that samples the resources, at once and then
 // every Config.Interval until Stop, and waits for the first sample so that
-// admission has a reading from the start. If ctx is done first, Start returns
-// ctx's error; sampling goes on until Stop all the same. Cancelling ctx after
-// Start returns does not stop sampling. Start returns ErrStopped after Stop;
-// calling it again while running does nothing.
+// admission has a reading from the start. A first sample that fails (an
+// error, an invalid reading, a panic) does not fail Start: the reading stays
+// stale and Snapshot.Err says why. If ctx is done first, for example because
+// the Sampler hangs, Start returns ctx's error; sampling goes on until Stop
+// all the same. Cancelling ctx after Start returns does not stop sampling.
+// Start returns ErrStopped after Stop; calling it again while running does
+// nothing.
 func (g *Governor) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -127,6 +150,7 @@ func (g *Governor) Stop(ctx context.Context) error {
 	if !g.isStopped {
 		g.isStopped = true
 		g.updateLocked()
+		g.notifyLocked()
 		for e := g.waiters.Front(); e != nil; e = g.waiters.Front() {
 			g.dequeueLocked(e).settle(ErrStopped)
 		}
@@ -144,116 +168,5 @@ func (g *Governor) Stop(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-}
-
-// loop samples at once, closes first, samples every interval until ctx is
-// cancelled, then closes stopped.
-func (g *Governor) loop(ctx context.Context, first, stopped chan<- struct{}) {
-	defer close(stopped)
-	g.apply(g.cfg.Sampler.Sample(ctx))
-	close(first)
-	t := time.NewTicker(g.cfg.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		r, err := g.cfg.Sampler.Sample(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		g.apply(r, err)
-	}
-}
-
-// apply takes in the result of one sample, updates admission and wakes the
-// waiters it admits.
-func (g *Governor) apply(r Reading, err error) {
-	now := g.cfg.NowFunc()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err != nil {
-		g.stale, g.lastErr = true, err
-	} else {
-		g.stale, g.lastErr = false, nil
-		g.reading, g.sampledAt = r, now
-		g.judgeLocked(r)
-	}
-	g.updateLocked()
-	g.grantLocked()
-}
-
-// judgeLocked updates the over-limit flags from a new reading: a limit is
-// crossed above its maximum and cleared only at or below its low watermark.
-func (g *Governor) judgeLocked(r Reading) {
-	c, w := &g.cfg, &g.watermarks
-	g.cpuOver = r.CPUPercent > pick(g.cpuOver, w.cpu, c.MaxCPUPercent)
-	if r.MemoryLimit == 0 {
-		g.memOver, g.availOver = false, false
-		return
-	}
-	g.memOver = r.MemoryPercent() > pick(g.memOver, w.memory, c.MaxMemoryPercent)
-	g.availOver = r.MemoryAvailable < pick(g.availOver, w.available, c.MinAvailableMemory)
-}
-
-// watermarks are the levels at which a crossed limit clears.
-type watermarks struct {
-	cpu, memory float64 // percent
-	available   uint64  // bytes
-}
-
-// newWatermarks returns the watermarks of c, rounded so that a limit of 80%
-// with a hysteresis of 0.1 clears at 72%, not at 71.99999999999999%.
-func newWatermarks(c *Config) watermarks {
-	round := func(x float64) float64 { return math.Round(x*1e9) / 1e9 }
-	w := watermarks{
-		cpu:       round(c.MaxCPUPercent * (1 - c.Hysteresis)),
-		memory:    round(c.MaxMemoryPercent * (1 - c.Hysteresis)),
-		available: math.MaxUint64,
-	}
-	if avail := math.Round(float64(c.MinAvailableMemory) * (1 + c.Hysteresis)); avail < math.MaxUint64 {
-		w.available = uint64(avail)
-	}
-	return w
-}
-
-func pick[T any](cond bool, yes, no T) T {
-	if cond {
-		return yes
-	}
-	return no
-}
-
-// updateLocked publishes the admission decision and the rooms for weights to
-// the atomics TryAcquire reads.
-func (g *Governor) updateLocked() {
-	refuse := g.isStopped
-	memRoom, cpuRoom := int64(math.MaxInt64), int64(math.MaxInt64)
-	switch {
-	case g.stale && g.cfg.StalePolicy == StaleRefuse:
-		refuse = true
-	case g.stale: // StaleAdmit: slots alone
-	default:
-		refuse = refuse || g.cpuOver || g.memOver || g.availOver
-		r := &g.reading
-		cpuRoom = int64((g.cfg.MaxCPUPercent - r.CPUPercent) * 1000)
-		if r.MemoryLimit > 0 {
-			byPercent := float64(r.MemoryLimit)*g.cfg.MaxMemoryPercent/100 - float64(r.MemoryUsed)
-			byAvail := float64(r.MemoryAvailable) - float64(g.cfg.MinAvailableMemory)
-			memRoom = int64(min(byPercent, byAvail, math.MaxInt64/2))
-		}
-	}
-	g.memRoom.Store(memRoom)
-	g.cpuRoom.Store(cpuRoom)
-	if refuse != g.refusing {
-		g.refusing = refuse
-		if refuse {
-			g.gate.Add(gateRefuse)
-		} else {
-			g.gate.Add(-gateRefuse)
-		}
 	}
 }

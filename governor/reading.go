@@ -37,10 +37,13 @@ func (s Source) String() string {
 // one with less memory available, so that MemoryUsed + MemoryAvailable =
 // MemoryLimit for readings of the SystemSampler.
 type Reading struct {
-	// CPUPercent is the busy share of CPUCores since the previous sample, 0 to 100.
+	// CPUPercent is the busy share of CPUCores since the previous sample, 0 to
+	// 100. A reading with a CPUPercent outside [0, 100], NaN or infinite, is
+	// rejected: the sample counts as failed (ErrInvalidReading).
 	CPUPercent float64
 	// CPUCores is the CPU capacity CPUPercent refers to: the CPUs this process
-	// may run on, or its cgroup quota in cores. Zero means unknown.
+	// may run on, or its cgroup quota in cores. Zero means unknown. A negative,
+	// NaN or infinite CPUCores is rejected as CPUPercent is.
 	CPUCores float64
 	// CPUSource says where CPUCores came from.
 	CPUSource Source
@@ -74,10 +77,19 @@ func (r Reading) MemoryPercent() float64 {
 }
 
 // Sampler takes readings of the resources available to this process. The
-// Governor calls Sample from one goroutine, once per sampling interval.
+// Governor calls Sample once per sampling interval, never two calls at once,
+// each call on a goroutine of its own; the context is cancelled by Stop.
+//
+// A call that panics or calls runtime.Goexit is a failed sample (PanicError,
+// ErrSamplerGoexit): the Governor recovers, logs a panic with its stack and
+// goes on sampling. A call that hangs is not called again until it returns;
+// meanwhile the reading goes stale two intervals after the last sample
+// returned (ErrSamplerLate). Stop waits for a call under way, so Sample must
+// not wait for Stop.
 type Sampler interface {
-	// Sample returns a new reading. On error the Governor keeps its last good
-	// reading and marks it stale.
+	// Sample returns a new reading. On error, or if the reading is invalid
+	// (see Reading.CPUPercent and Config.MinAvailableMemory), the Governor
+	// keeps its last good reading and marks it stale.
 	Sample(ctx context.Context) (Reading, error)
 }
 

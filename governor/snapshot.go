@@ -16,8 +16,10 @@ type Snapshot struct {
 	SampledAt time.Time
 	// Age is the time since SampledAt.
 	Age time.Duration
-	// Stale reports that there is no good reading yet or that the last sample
-	// failed; Err is then the sampler's error, if any.
+	// Stale reports that there is no good reading yet, that the last sample
+	// failed, or that no sample has returned for two intervals. Err then says
+	// why: the Sampler's error, an invalid reading (ErrInvalidReading,
+	// ErrInvalidConfig), a *PanicError, ErrSamplerGoexit or ErrSamplerLate.
 	Stale bool
 	Err   error
 	// Admitting reports whether the Governor admits work at all now; work
@@ -31,6 +33,9 @@ type Snapshot struct {
 	Slots, SlotsInUse int
 	// Waiting is the number of blocked Acquire calls.
 	Waiting int
+	// Keys is the number of usage keys the Governor keeps a record for: those
+	// that have held slots within the last Config.UsageWindow (see Usage).
+	Keys int
 }
 
 // Snapshot returns the current state of the Governor.
@@ -47,8 +52,9 @@ func (g *Governor) Snapshot() Snapshot {
 		CPUOver:    g.cpuOver,
 		MemoryOver: g.memOver || g.availOver,
 		Slots:      g.cfg.Slots,
-		SlotsInUse: g.cfg.Slots - int(min(max(g.free.Load(), 0), int64(g.cfg.Slots))),
+		SlotsInUse: g.cfg.Slots - int(min(max(g.free.Load()+g.cachedSlots(), 0), int64(g.cfg.Slots))),
 		Waiting:    g.waiters.Len(),
+		Keys:       int(g.usage.count.Load()),
 	}
 	if !s.SampledAt.IsZero() {
 		s.Age = now.Sub(s.SampledAt)

@@ -22,8 +22,8 @@ import (
 // of the two. It also reports the Go heap and GOMEMLIMIT.
 //
 // CPUPercent is measured between two calls of Sample, so the first call
-// reports 0. Sample reads five to ten small files: about 120µs
-// (BenchmarkSystemSampler_Sample); sampling once a second costs about 0.06% of
+// reports 0. Sample reads five to ten small files: about 120 to 230µs
+// (BenchmarkSystemSampler_Sample); sampling once a second costs about 0.07% of
 // one core (TestSystemSamplerOverhead, README.md).
 //
 // The zero value is ready to use. A SystemSampler is safe for concurrent use

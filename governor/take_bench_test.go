@@ -14,11 +14,11 @@ func BenchmarkGovernor_Take(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if !g.take(cost{slots: 1}, false) {
+			if !g.take(cost{slots: 1}) {
 				b.Error("take failed")
 				return
 			}
-			g.putSlots(1, false)
+			g.putSlots(1)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package governor
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -10,20 +11,26 @@ import (
 // window, as if its slot-time were spread evenly.
 const usageBuckets = 60
 
-// usage accounts slot-time by key over a sliding window.
+// usage accounts slot-time by key over a sliding window. The account of a
+// key that has held no slots for a full window (and so has no usage left in
+// it) is evicted by sweep.
 type usage struct {
-	width    int64 // nanoseconds per bucket
-	nowFunc  func() time.Time
-	epoch    time.Time // times are nanoseconds since epoch
-	accounts sync.Map  // key string → *account
+	width     int64 // nanoseconds per bucket
+	nowFunc   func() time.Time
+	epoch     time.Time // times are nanoseconds since epoch
+	accounts  sync.Map  // key string → *account
+	count     atomic.Int64
+	nextSweep int64 // used by the sampling goroutine alone
 }
 
 // account is the slot-time of one key, integrated at every change of the
 // slots it holds.
 type account struct {
 	mu   sync.Mutex
+	dead bool  // evicted: no longer in accounts, to be looked up again
 	held int64 // slots held now
 	last int64 // time of the last integration
+	busy int64 // the last time it held slots
 	// A ring of the buckets of the window and the one before, whose end is
 	// still in the window: bucket id is at index id % (usageBuckets+1).
 	sums [usageBuckets + 1]int64
@@ -40,17 +47,26 @@ func (u *usage) now() int64 { return int64(u.nowFunc().Sub(u.epoch)) }
 
 // acquire records that key now holds slots more, and returns its account.
 func (u *usage) acquire(key string, slots int64) *account {
-	v, ok := u.accounts.Load(key)
-	if !ok {
-		v, _ = u.accounts.LoadOrStore(key, new(account))
-	}
-	a := v.(*account)
 	now := u.now()
-	a.mu.Lock()
-	u.advanceLocked(a, now)
-	a.held += slots
-	a.mu.Unlock()
-	return a
+	for {
+		v, ok := u.accounts.Load(key)
+		if !ok {
+			if v, ok = u.accounts.LoadOrStore(key, new(account)); !ok {
+				u.count.Add(1)
+			}
+		}
+		a := v.(*account)
+		a.mu.Lock()
+		if a.dead { // evicted since it was loaded
+			a.mu.Unlock()
+			continue
+		}
+		u.advanceLocked(a, now)
+		a.held += slots
+		a.busy = now
+		a.mu.Unlock()
+		return a
+	}
 }
 
 // release records that a holds slots fewer.
@@ -69,6 +85,9 @@ func (u *usage) advanceLocked(a *account, now int64) {
 		return // the clock did not move, or moved back
 	}
 	from := max(a.last, now-u.width*(usageBuckets+1))
+	if a.held > 0 {
+		a.busy = now
+	}
 	for a.held > 0 && from < now {
 		id := from / u.width
 		end := min((id+1)*u.width, now)
@@ -88,16 +107,27 @@ func (u *usage) advanceLocked(a *account, now int64) {
 // released. One slot held for the whole of a one-minute window is one minute.
 //
 // A scheduler can compare the usage of its queues to serve the one that has
-// used the least. The Governor keeps a small record for each key it has seen,
-// so keys should come from a bounded set, such as queue names.
+// used the least. The Governor keeps a record of about 1.2KiB for each key
+// that has held slots within the last window, or holds some now: the sampling
+// goroutine evicts a key once it has been idle for a full window (and a
+// sixtieth), within a quarter of a window. Usage does not keep a key alive,
+// nor create a record for a key it does not know.
 func (g *Governor) Usage(key string) time.Duration {
-	v, ok := g.usage.accounts.Load(key)
-	if !ok {
-		return 0
-	}
-	a, u := v.(*account), &g.usage
+	u := &g.usage
 	now := u.now()
-	a.mu.Lock()
+	var a *account
+	for {
+		v, ok := u.accounts.Load(key)
+		if !ok {
+			return 0
+		}
+		a = v.(*account)
+		a.mu.Lock()
+		if !a.dead {
+			break
+		}
+		a.mu.Unlock() // evicted since it was loaded: look again
+	}
 	defer a.mu.Unlock()
 	u.advanceLocked(a, now)
 	// The window is the current bucket, up to now, the usageBuckets-1 before
@@ -114,4 +144,28 @@ func (g *Governor) Usage(key string) time.Duration {
 		}
 	}
 	return time.Duration(sum)
+}
+
+// sweep evicts the accounts that have held no slots for a full window and
+// its oldest bucket, so that none of their usage is left in the window. It
+// looks at every account once every quarter of a window, no more often. Only
+// the sampling goroutine calls it.
+func (u *usage) sweep() {
+	now := u.now()
+	if now < u.nextSweep {
+		return
+	}
+	idle := u.width * (usageBuckets + 1)
+	u.nextSweep = now + idle/4
+	u.accounts.Range(func(key, v any) bool {
+		a := v.(*account)
+		a.mu.Lock()
+		if a.held == 0 && now-a.busy >= idle {
+			a.dead = true
+			u.accounts.CompareAndDelete(key, a)
+			u.count.Add(-1)
+		}
+		a.mu.Unlock()
+		return true
+	})
 }
