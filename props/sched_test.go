@@ -1,0 +1,593 @@
+package props
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/jobkit/jobkit/sched"
+)
+
+// TestSchedulerMatchesModel drives a scheduler with random adds (delayed or
+// not, at random priorities), pauses, disables, cap changes, handler
+// outcomes (success, failure, panic, permanent failure, snooze, cancel,
+// rerun), deletes and the passing of time, in a synctest bubble, and after
+// every step, once the scheduler is idle, compares it with a model:
+//
+//   - no entry runs twice at once, and no two entries of a group;
+//   - the queue's cap is never exceeded, a paused queue never starts a run,
+//     a disabled entry never runs;
+//   - with one worker taking one entry at a time, each run is the model's
+//     first ready entry: highest priority, then first come (FIFO), an entry
+//     put back keeping its place;
+//   - nothing stalls: every ready entry that the cap and the workers allow
+//     is running;
+//   - a failing entry runs again exactly at σ(n+1) = σ(n) + c·2ⁿ while it
+//     has retries left, then fails with MaxRetries+1 attempts; snoozes and
+//     reruns spend none;
+//   - retention: final entries expire exactly at their state's TTL; a
+//     deleted entry is gone, a retried final one is pending again (at the
+//     tail, with its attempts reset if asked) unless its key is taken;
+//   - conservation: the queue's counts by state, and added = live +
+//     retained + expired + deleted, equal the model's.
+func TestSchedulerMatchesModel(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(rt *rapid.T) {
+		rapid.SyncTest(rt, func(rt *rapid.T) {
+			if failure := runSchedulerModel(rt); failure != "" {
+				rt.Fatal(failure)
+			}
+		})
+	})
+}
+
+// outcome is what the test tells a running handler to do.
+type outcome uint8
+
+const (
+	succeed outcome = iota
+	fail
+	panics
+	permanent
+	snooze
+	cancel
+	rerun
+	numOutcomes
+)
+
+func (o outcome) String() string {
+	return [...]string{"succeed", "fail", "panic", "permanent", "snooze", "cancel", "rerun"}[o]
+}
+
+// mstate is a model entry's state.
+type mstate uint8
+
+const (
+	mDelayed mstate = iota
+	mPending
+	mRunning
+	mSucceeded
+	mFailed
+	mCancelled
+	mPoisoned
+	mDeleted
+	mExpired
+)
+
+type mentry struct {
+	key       int
+	id        sched.ID
+	state     mstate
+	priority  int
+	group     string
+	seq       int       // place in its priority: lower runs first
+	runAt     time.Time // while delayed
+	attempts  int
+	reruns    int
+	disabled  bool
+	lastStart time.Time
+	finished  time.Time // when it reached a final state
+}
+
+// The model's retention: final entries expire this long after they ended.
+const (
+	keepSucceeded = 2 * time.Second
+	keepFailed    = 3 * time.Second // poisoned too
+	keepCancelled = time.Second
+)
+
+// expiry returns when the final entry e expires.
+func (e *mentry) expiry() time.Time {
+	switch e.state {
+	case mSucceeded:
+		return e.finished.Add(keepSucceeded)
+	case mCancelled:
+		return e.finished.Add(keepCancelled)
+	}
+	return e.finished.Add(keepFailed)
+}
+
+func (e *mentry) final() bool { return e.state >= mSucceeded && e.state <= mPoisoned }
+
+// run is a handler call that waits for the test's verdict.
+type run struct {
+	key     int
+	attempt int
+	verdict chan outcome
+}
+
+func runSchedulerModel(rt *rapid.T) (failure string) {
+	ctx := context.Background()
+	const base = time.Second
+	workers := rapid.IntRange(1, 3).Draw(rt, "workers")
+	batch := rapid.IntRange(1, 2).Draw(rt, "batch")
+	grouped := rapid.Bool().Draw(rt, "grouped")
+	maxRetries := rapid.IntRange(0, 2).Draw(rt, "max retries")
+	maxReruns := rapid.IntRange(1, 3).Draw(rt, "max reruns")
+	ordered := workers == 1 && batch == 1 && !grouped // one run at a time, in take order
+
+	var (
+		mu       sync.Mutex
+		waiting  = map[int]*run{} // running handlers by key
+		started  []int            // keys in the order their runs started
+		running  = map[int]int{}  // concurrent runs by key
+		inGroup  = map[string]int{}
+		problems []string
+	)
+	groupOf := func(k int) string {
+		if !grouped || k%4 == 0 {
+			return ""
+		}
+		return fmt.Sprintf("g%d", k%3)
+	}
+	fault := func(format string, args ...any) {
+		problems = append(problems, fmt.Sprintf(format, args...))
+	}
+	s, err := sched.New(sched.Config{Workers: workers, Loops: 1})
+	if err != nil {
+		return err.Error()
+	}
+	retry := sched.RetryPolicy{MaxRetries: maxRetries, Base: base}
+	q, err := sched.NewQueue(s, "model", sched.QueueConfig[int, int]{
+		Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+			r := &run{key: j.Key, attempt: j.Attempt, verdict: make(chan outcome)}
+			g := groupOf(j.Key)
+			mu.Lock()
+			if running[j.Key]++; running[j.Key] > 1 {
+				fault("key %d runs twice at once", j.Key)
+			}
+			if g != "" {
+				if inGroup[g]++; inGroup[g] > 1 {
+					fault("two entries of group %s run at once", g)
+				}
+			}
+			waiting[j.Key] = r
+			started = append(started, j.Key)
+			mu.Unlock()
+			v := <-r.verdict
+			mu.Lock()
+			running[j.Key]--
+			if g != "" {
+				inGroup[g]--
+			}
+			delete(waiting, j.Key)
+			mu.Unlock()
+			switch v {
+			case fail:
+				return errors.New("failed")
+			case panics:
+				panic("handler panic")
+			case permanent:
+				return sched.Permanent(errors.New("bad input"))
+			case snooze:
+				return sched.Snooze(base / 2)
+			case cancel:
+				return sched.Cancel(nil)
+			case rerun:
+				return sched.Rerun(errors.New("connection reset"))
+			}
+			return nil
+		},
+		BatchSize: batch,
+		Retry:     &retry,
+		MaxReruns: maxReruns,
+		Group:     func(k int) string { return groupOf(k) },
+		Retention: &sched.Retention{Succeeded: keepSucceeded, MaxSucceeded: 1 << 20, Failed: keepFailed, MaxFailed: 1 << 20, Cancelled: keepCancelled, MaxCancelled: 1 << 20},
+	})
+	if err != nil {
+		return err.Error()
+	}
+	if err := s.Start(ctx); err != nil {
+		return err.Error()
+	}
+	defer func() {
+		// Release every handler, then stop: nothing may be left behind.
+		for {
+			mu.Lock()
+			var r *run
+			for _, w := range waiting {
+				r = w
+				break
+			}
+			mu.Unlock()
+			if r == nil {
+				break
+			}
+			r.verdict <- succeed
+			synctest.Wait()
+		}
+		if err := s.Stop(ctx); err != nil && failure == "" {
+			failure = "Stop: " + err.Error()
+		}
+	}()
+
+	model := map[int]*mentry{} // the latest entry of each key
+	var all []*mentry          // every entry, for the counts
+	seq := 0
+	paused := false
+	maxConc := 0 // no cap
+	nextSeq := func() int { seq++; return seq }
+	live := func(e *mentry) bool { return e.state <= mRunning }
+	// eligible returns the ready entries in the order they must run.
+	eligible := func() []*mentry {
+		var out []*mentry
+		for _, e := range all {
+			if e.state == mPending && !e.disabled {
+				out = append(out, e)
+			}
+		}
+		slices.SortFunc(out, func(a, b *mentry) int {
+			if c := cmp.Compare(b.priority, a.priority); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.seq, b.seq)
+		})
+		return out
+	}
+	promote := func(now time.Time) {
+		var due []*mentry
+		for _, e := range all {
+			if e.state == mDelayed && !e.runAt.After(now) {
+				due = append(due, e)
+			}
+		}
+		slices.SortFunc(due, func(a, b *mentry) int {
+			if c := a.runAt.Compare(b.runAt); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		for _, e := range due {
+			e.state, e.seq = mPending, nextSeq()
+		}
+		for _, e := range all {
+			if e.final() && !e.expiry().After(now) {
+				e.state = mExpired
+			}
+		}
+	}
+
+	// settle absorbs what the scheduler did since the last step: runs that
+	// started. It checks each against the model.
+	settle := func() string {
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(problems) > 0 {
+			return problems[0]
+		}
+		now := time.Now()
+		for _, k := range started {
+			e := model[k]
+			switch {
+			case e == nil || e.state != mPending:
+				return fmt.Sprintf("key %d started in model state %v", k, e)
+			case paused:
+				return fmt.Sprintf("key %d started while the queue is paused", k)
+			case e.disabled:
+				return fmt.Sprintf("disabled key %d started", k)
+			}
+			if ordered {
+				if first := eligible()[0]; first != e {
+					return fmt.Sprintf("key %d (priority %d, seq %d) started before key %d (priority %d, seq %d)", k, e.priority, e.seq, first.key, first.priority, first.seq)
+				}
+			}
+			if r := waiting[k]; r == nil || r.attempt != e.attempts+1 {
+				return fmt.Sprintf("key %d ran as attempt %v, model says %d", k, r, e.attempts+1)
+			}
+			e.state, e.lastStart = mRunning, now
+			if n := countState(all, mRunning); maxConc > 0 && n > maxConc {
+				return fmt.Sprintf("%d running with a cap of %d", n, maxConc)
+			}
+		}
+		started = started[:0]
+		// Nothing stalls: with a worker free, the cap not reached and the
+		// queue not paused, no ready entry is left waiting — unless all of
+		// them are in groups that are busy.
+		nRunning := countState(all, mRunning)
+		if !paused && nRunning < workers && (maxConc == 0 || nRunning < maxConc) && batch == 1 {
+			for _, e := range eligible() {
+				if e.group == "" || !groupBusy(all, e.group) {
+					return fmt.Sprintf("key %d is ready but not running (%d running, %d workers, cap %d)", e.key, nRunning, workers, maxConc)
+				}
+			}
+		}
+		// Conservation: the queue's counts are the model's.
+		c, err := q.Counts(ctx)
+		if err != nil {
+			return err.Error()
+		}
+		want := sched.Counts{
+			Delayed: countState(all, mDelayed), Running: nRunning,
+			Succeeded: countState(all, mSucceeded), Failed: countState(all, mFailed),
+			Cancelled: countState(all, mCancelled), Poisoned: countState(all, mPoisoned),
+		}
+		for _, e := range all {
+			if e.disabled && live(e) {
+				want.Disabled++
+			}
+		}
+		if c.Added != len(all) || c.Added != c.Live()+c.Retained()+c.Expired+c.Deleted ||
+			c.Expired != countState(all, mExpired) || c.Deleted != countState(all, mDeleted) {
+			return fmt.Sprintf("counts %+v: model %d added, %d expired, %d deleted; or added ≠ live + retained + expired + deleted",
+				c, len(all), countState(all, mExpired), countState(all, mDeleted))
+		}
+		c = c.States()
+		gotWaiting, wantWaiting := c.Pending+c.Awaiting, countState(all, mPending)
+		c.Pending, c.Awaiting = 0, 0
+		if c != want || gotWaiting != wantWaiting {
+			return fmt.Sprintf("counts %+v with %d pending or awaiting; model %+v with %d pending", c, gotWaiting, want, wantWaiting)
+		}
+		return ""
+	}
+
+	keys := rapid.IntRange(0, 12)
+	rt.Repeat(map[string]func(*rapid.T){
+		"": func(rt *rapid.T) {
+			if failure == "" {
+				failure = settle()
+			}
+			if failure != "" {
+				rt.Fatal(failure)
+			}
+		},
+		"add": func(rt *rapid.T) {
+			k := keys.Draw(rt, "key")
+			var opts []sched.AddOption
+			prio := sched.MinPriority
+			if rapid.Bool().Draw(rt, "high priority") {
+				prio = 5
+				opts = append(opts, sched.WithPriority(prio))
+			}
+			var delay time.Duration
+			if rapid.Bool().Draw(rt, "delayed") {
+				delay = time.Duration(rapid.IntRange(1, 3).Draw(rt, "delay s")) * base
+				opts = append(opts, sched.After(delay))
+			}
+			disabled := rapid.IntRange(0, 9).Draw(rt, "disabled") == 0
+			if disabled {
+				opts = append(opts, sched.Disabled())
+			}
+			mu.Lock() // keep handlers from running while the model changes
+			id, added, err := q.Add(ctx, k, opts...)
+			old := model[k]
+			want := old == nil || !live(old)
+			if err != nil || added != want {
+				failure = fmt.Sprintf("Add(%d) = %v, %v; model says added %v", k, added, err, want)
+			} else if added {
+				e := &mentry{key: k, id: id, priority: prio, group: groupOf(k), disabled: disabled}
+				if delay > 0 {
+					e.state, e.runAt = mDelayed, time.Now().Add(delay)
+				} else {
+					e.state, e.seq = mPending, nextSeq()
+				}
+				model[k] = e
+				all = append(all, e)
+			}
+			mu.Unlock()
+		},
+		"finish": func(rt *rapid.T) {
+			mu.Lock()
+			ks := make([]int, 0, len(waiting))
+			for k := range waiting {
+				ks = append(ks, k)
+			}
+			mu.Unlock()
+			if len(ks) == 0 {
+				rt.Skip("nothing running")
+			}
+			slices.Sort(ks)
+			k := rapid.SampledFrom(ks).Draw(rt, "running key")
+			v := outcome(rapid.IntRange(0, int(numOutcomes)-1).Draw(rt, "outcome"))
+			mu.Lock()
+			r := waiting[k]
+			mu.Unlock()
+			e := model[k]
+			r.verdict <- v
+			synctest.Wait()
+			now := time.Now()
+			switch v {
+			case succeed:
+				e.state = mSucceeded
+				e.attempts++
+			case fail, panics:
+				e.attempts++
+				if e.attempts-1 < maxRetries {
+					e.state, e.runAt = mDelayed, e.lastStart.Add(base<<(e.attempts-1))
+				} else {
+					e.state = mFailed
+				}
+			case permanent:
+				e.attempts++
+				e.state = mFailed
+			case snooze:
+				e.state, e.runAt = mDelayed, now.Add(base/2)
+			case cancel:
+				e.attempts++
+				e.state = mCancelled
+			case rerun:
+				if e.reruns >= maxReruns {
+					e.state = mPoisoned
+				} else {
+					e.reruns++
+					e.state = mPending // at its place: its seq is kept
+				}
+			}
+			if e.final() {
+				e.finished = now
+			}
+			promote(now)
+		},
+		"delete": func(rt *rapid.T) {
+			if len(all) == 0 {
+				rt.Skip("no entries")
+			}
+			e := rapid.SampledFrom(all).Draw(rt, "entry")
+			mu.Lock()
+			defer mu.Unlock()
+			err := s.Inspector().DeleteID(ctx, "model", e.id)
+			switch {
+			case e.state == mExpired || e.state == mDeleted:
+				if !errors.Is(err, sched.ErrNotFound) {
+					failure = fmt.Sprintf("DeleteID of a gone entry = %v", err)
+				}
+			case e.state == mRunning:
+				if !errors.Is(err, sched.ErrWrongState) {
+					failure = fmt.Sprintf("DeleteID of a running entry = %v", err)
+				}
+			case e.state == mPending && errors.Is(err, sched.ErrWrongState):
+				// Refused: it must be claimed in a batch behind a running
+				// entry (the model does not tell pending from awaiting).
+				if got, _ := q.Get(ctx, e.id); got.State != sched.StateAwaiting {
+					failure = fmt.Sprintf("DeleteID of a %v entry = %v", got.State, err)
+				}
+			case err != nil:
+				failure = fmt.Sprintf("DeleteID of a %d entry = %v", e.state, err)
+			default:
+				e.state = mDeleted
+			}
+		},
+		"retry": func(rt *rapid.T) {
+			if len(all) == 0 {
+				rt.Skip("no entries")
+			}
+			e := rapid.SampledFrom(all).Draw(rt, "entry")
+			reset := rapid.Bool().Draw(rt, "reset")
+			mu.Lock()
+			defer mu.Unlock()
+			err := s.Inspector().RetryID(ctx, "model", e.id, reset)
+			latest := model[e.key]
+			switch {
+			case e.state == mExpired || e.state == mDeleted:
+				if !errors.Is(err, sched.ErrNotFound) {
+					failure = fmt.Sprintf("RetryID of a gone entry = %v", err)
+				}
+			case !e.final() || (latest != e && live(latest)):
+				if !errors.Is(err, sched.ErrWrongState) {
+					failure = fmt.Sprintf("RetryID of a live entry, or of one whose key is taken = %v", err)
+				}
+			case err != nil:
+				failure = fmt.Sprintf("RetryID of a final entry = %v", err)
+			default:
+				e.state, e.seq, e.finished = mPending, nextSeq(), time.Time{}
+				if reset {
+					e.attempts, e.reruns = 0, 0
+				}
+				model[e.key] = e
+			}
+		},
+		"sleep": func(rt *rapid.T) {
+			// Time passes due time by due time, so that what the scheduler
+			// starts at each is checked against the model of that instant.
+			end := time.Now().Add(time.Duration(rapid.IntRange(1, 8).Draw(rt, "quarter seconds")) * base / 4)
+			for {
+				next := end
+				for _, e := range all {
+					if e.state == mDelayed && e.runAt.Before(next) {
+						next = e.runAt
+					}
+					if e.final() && e.expiry().Before(next) {
+						next = e.expiry()
+					}
+				}
+				time.Sleep(time.Until(next))
+				mu.Lock()
+				promote(time.Now())
+				mu.Unlock()
+				if next.Equal(end) {
+					return
+				}
+				if failure = settle(); failure != "" {
+					rt.Fatal(failure)
+				}
+			}
+		},
+		"pause or resume": func(rt *rapid.T) {
+			if paused {
+				q.Resume()
+			} else {
+				q.Pause()
+			}
+			paused = !paused
+		},
+		"disable or enable": func(rt *rapid.T) {
+			k := keys.Draw(rt, "key")
+			e := model[k]
+			if e == nil || !live(e) {
+				if err := q.Disable(ctx, sched.ID(1<<40)); !errors.Is(err, sched.ErrNotFound) {
+					failure = fmt.Sprintf("Disable of an unknown ID = %v", err)
+				}
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var err error
+			if e.disabled {
+				err = q.Enable(ctx, e.id)
+				if e.state == mPending {
+					e.seq = nextSeq() // at the tail
+				}
+			} else {
+				err = q.Disable(ctx, e.id)
+			}
+			if err != nil {
+				failure = fmt.Sprintf("disable/enable %d: %v", k, err)
+			}
+			e.disabled = !e.disabled
+		},
+		"set cap": func(rt *rapid.T) {
+			maxConc = rapid.IntRange(0, 3).Draw(rt, "cap")
+			if err := q.SetMaxConcurrency(maxConc); err != nil {
+				failure = err.Error()
+			}
+		},
+	})
+	return failure
+}
+
+func countState(all []*mentry, s mstate) int {
+	n := 0
+	for _, e := range all {
+		if e.state == s {
+			n++
+		}
+	}
+	return n
+}
+
+func groupBusy(all []*mentry, g string) bool {
+	for _, e := range all {
+		if e.group == g && e.state == mRunning {
+			return true
+		}
+	}
+	return false
+}

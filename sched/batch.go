@@ -1,0 +1,472 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/jobkit/jobkit/governor"
+	"github.com/jobkit/jobkit/scope"
+)
+
+// work is what a scheduling loop hands to a worker.
+type work interface {
+	// run runs the work in the worker's goroutine, and reports whether it
+	// was abandoned meanwhile: the goroutine must then not take more work.
+	run() (abandoned bool)
+	// wasAbandoned reports whether the work was abandoned, for a worker
+	// whose handler ended its goroutine.
+	wasAbandoned() bool
+}
+
+// live is a batch in a worker's hands, as the reaper and Stop see it. Each
+// method checks, under the batch's lock, that the batch still holds what
+// it acts on: batches are recycled.
+type live interface {
+	// rescue gives up the claim (id, gen) of queue q, if the batch holds
+	// it: a claim not started is released as a rerun; the running one
+	// abandons the batch (its context is cancelled, the entry settled as a
+	// rescued rerun or poisoned, the rest put back). It reports whether
+	// the batch held the claim, whether it was abandoned, and whether the
+	// entry was poisoned.
+	rescue(q *queueBase, id ID, gen uint64) (held, abandoned, poisoned bool)
+	// abandon gives up an unfinished batch at Stop: the running claim is a
+	// rerun, the rest put back. It reports whether it abandoned it.
+	abandon() bool
+	// renew extends the leases of the claims of an auto-renewed queue
+	// still held to now + the queue's lease.
+	renew(now time.Time)
+	setLiveAt(int)
+	liveIndex() int
+}
+
+// batch is the entries of one dispatch: claimed in scope s, run one after
+// another by one worker holding permit.
+type batch[T any, K comparable] struct {
+	q          *Queue[T, K]
+	s          *scope.Scope
+	claims     []Claim[T, K]
+	permit     governor.Permit
+	dispatched time.Time
+	job        Job[T, K]
+	// ctx is the handlers' context: the scheduler's, or with rescue on the
+	// batch's own, which cancel cancels.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	// mu orders the worker's starts and settlements against the reaper and
+	// Stop: whoever takes a claim first settles it, and a run that returns
+	// after its batch was abandoned changes nothing.
+	mu        sync.Mutex
+	abandoned bool
+	finished  bool   // its scope closed: nothing more to act on
+	gone      []bool // claims settled or released by the reaper
+	// cur is the claim whose handler runs, and started when it started.
+	cur     int
+	started time.Time
+	// settled counts the claims settled; ok and ko those that succeeded and
+	// failed.
+	settled, ok, ko int
+	// charged is the slot-time charged to the queue's fairness at
+	// dispatch; used what the runs took.
+	charged, used time.Duration
+	liveAt        int // index in the scheduler's live batches
+}
+
+// ErrRescued is the cause with which the context of a rescued run is
+// cancelled, and the exit of its batch's scope.
+var ErrRescued = errors.New("sched: run rescued after its lease lapsed")
+
+// run runs the batch's entries. Nothing new starts once the scheduler
+// stops or the queue is paused: the entries not started yet go back to
+// pending, at their places, when the scope closes. If a handler calls
+// runtime.Goexit, its entry is settled as a failure and the rest go back
+// before the goroutine ends.
+func (b *batch[T, K]) run() (abandoned bool) {
+	q := b.q
+	s := q.s
+	done := false
+	defer func() {
+		if !done { // runtime.Goexit in a handler
+			b.mu.Lock()
+			if b.abandoned {
+				b.mu.Unlock()
+				return
+			}
+			b.settleLocked(&b.claims[b.cur], scope.ErrGoexit, s.clock.Now())
+			b.finishLocked(scope.Failed(scope.ErrGoexit))
+			b.mu.Unlock()
+			b.recycle()
+		}
+	}()
+	var now time.Time // the end of one run is the start of the next: one clock read a run
+	for i := range b.claims {
+		if now.IsZero() {
+			now = s.clock.Now()
+		}
+		more, started := b.start(i, now)
+		if !more {
+			break
+		}
+		if !started {
+			continue // not started: the scope's close puts it back
+		}
+		err := b.call(b.ctx)
+		end := s.clock.Now()
+		now = end
+		b.mu.Lock()
+		if b.abandoned {
+			b.mu.Unlock()
+			done = true
+			return true // rescued: its result is ignored
+		}
+		b.settleLocked(&b.claims[i], err, end)
+		b.mu.Unlock()
+	}
+	done = true
+	b.mu.Lock()
+	if b.abandoned {
+		b.mu.Unlock()
+		return true
+	}
+	b.finishLocked(scope.Succeeded())
+	b.mu.Unlock()
+	b.recycle()
+	return false
+}
+
+// start starts claim i and reports true, true; or false if the batch was
+// abandoned or should start nothing more; or true, false if the claim was
+// released or is stale, and is skipped.
+func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
+	q := b.q
+	s := q.s
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cur, b.started = i, time.Time{}
+	if b.abandoned || s.stopping.Load() || q.paused.Load() || q.atCap() {
+		return false, false // the rest go back to pending, at their places
+	}
+	if b.gone[i] {
+		return true, false
+	}
+	c := &b.claims[i]
+	var lease time.Time
+	if q.lease > 0 {
+		lease = now.Add(q.lease)
+	}
+	if err := q.backend.Start(b.ctx, c, now, lease); err != nil {
+		// stale (rescued) or disabled meanwhile: the scope's close puts it
+		// back
+		if !errors.Is(err, ErrStale) && !errors.Is(err, ErrWrongState) {
+			s.warn("backend Start failed", q.name, err)
+		}
+		return true, false
+	}
+	b.started = now
+	q.running.Add(1)
+	if m := q.metrics; m != nil {
+		m.runStarted(b, now)
+	}
+	b.job = Job[T, K]{
+		ID: c.ID, Key: c.Key, Payload: c.Payload, Queue: q.name, Group: c.Group,
+		Attempt: c.Attempts + 1, Reruns: c.Reruns, Rescues: c.Rescues,
+		EnqueuedAt: c.EnqueuedAt, StartedAt: now,
+		b: b, gen: c.Gen,
+	}
+	return true, true
+}
+
+// latencies calls f with how long each claim of b waited, from its add to
+// its dispatch.
+func (b *batch[T, K]) latencies(f func(time.Duration)) {
+	for i := range b.claims {
+		f(b.dispatched.Sub(b.claims[i].EnqueuedAt))
+	}
+}
+
+// call runs the handler on b.job, turning a panic into a *scope.PanicError.
+func (b *batch[T, K]) call(ctx context.Context) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &scope.PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return b.q.handler(ctx, &b.job)
+}
+
+// settleLocked settles claim c, whose run ended at end with err.
+func (b *batch[T, K]) settleLocked(c *Claim[T, K], err error, end time.Time) {
+	q := b.q
+	if b.started.IsZero() { // never started: the scope's close puts it back
+		return
+	}
+	o := q.outcome(c, err, b.started, end)
+	b.settleAs(c, o)
+	switch o.Kind {
+	case OutcomeSucceeded:
+		b.ok++
+	case OutcomeRetry, OutcomeFailed, OutcomePoisoned:
+		b.ko++
+	}
+	d := end.Sub(b.started)
+	b.used += max(d, minRunCost)
+	if m := q.metrics; m != nil {
+		m.runEnded(b, d, o.Kind == OutcomeRetry)
+	}
+	q.running.Add(-1)
+	b.started = time.Time{}
+	b.job = Job[T, K]{}
+}
+
+// settleAs settles claim c with outcome o and counts it settled.
+func (b *batch[T, K]) settleAs(c *Claim[T, K], o Outcome) {
+	q := b.q
+	if err := q.backend.Settle(b.ctx, c, o); err != nil && !errors.Is(err, ErrStale) {
+		q.s.warn("backend Settle failed", q.name, err)
+	}
+	switch o.Kind {
+	case OutcomeRetry, OutcomeSnooze:
+		q.lowerDue(o.At)
+	case OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomePoisoned:
+		q.s.retained(&q.queueBase, o.Kind, o.Finished)
+	}
+	q.inflight.Add(-1)
+	b.settled++
+}
+
+// finishLocked closes the batch's scope with exit (entries not settled go
+// back to pending) and releases its permit and slot.
+func (b *batch[T, K]) finishLocked(exit scope.Exit) {
+	q := b.q
+	b.finished = true
+	_ = b.s.Close(exit)
+	if b.cancel != nil {
+		b.cancel(context.Canceled)
+	}
+	q.inflight.Add(-int64(len(b.claims) - b.settled))
+	b.permit.Release()
+	q.s.charge(&q.queueBase, b.charged, b.used, b.settled)
+	q.window.add(q.s.clock.Now(), b.ok, b.ko)
+	q.ended.Add(uint64(b.settled))
+	q.s.unlive(b)
+	q.s.workDone()
+}
+
+// recycle puts the finished batch back in its queue's pool. An abandoned
+// batch is never recycled: its worker may still hold it. The reaper may
+// still look at a recycled batch (it works on a copy of the live list), so
+// the batch is reset under its lock, finished, and its queue never changes.
+func (b *batch[T, K]) recycle() {
+	b.mu.Lock()
+	clear(b.claims)
+	clear(b.gone)
+	b.s, b.claims, b.gone, b.permit, b.dispatched = nil, b.claims[:0], b.gone[:0], governor.Permit{}, time.Time{}
+	b.job, b.ctx, b.cancel, b.abandoned, b.finished = Job[T, K]{}, nil, nil, false, true
+	b.cur, b.started, b.settled, b.ok, b.ko, b.charged, b.used = 0, time.Time{}, 0, 0, 0, 0, 0
+	keep := cap(b.claims) <= maxBatch
+	b.mu.Unlock()
+	if keep {
+		b.q.batches.Put(b)
+	}
+}
+
+// begin sets up a batch from the pool for the claims of scope sc, under
+// its lock.
+func (b *batch[T, K]) begin(sc *scope.Scope, claims []Claim[T, K], permit governor.Permit, now time.Time, charged time.Duration, rescue bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.s, b.claims, b.permit, b.dispatched, b.charged = sc, claims, permit, now, charged
+	b.gone = append(b.gone[:0], make([]bool, len(claims))...)
+	b.finished = false
+	b.ctx = b.q.s.runCtx
+	if rescue {
+		b.ctx, b.cancel = context.WithCancelCause(b.q.s.runCtx)
+	}
+}
+
+// rescue implements live.
+func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64) (held, abandoned, poisoned bool) {
+	if q != &b.q.queueBase {
+		return false, false, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.abandoned || b.finished {
+		return false, false, false
+	}
+	for i := range b.claims {
+		c := &b.claims[i]
+		if c.ID != id || c.Gen != gen || b.gone[i] {
+			continue
+		}
+		if i == b.cur && !b.started.IsZero() {
+			return true, true, b.abandonLocked(true)
+		}
+		b.gone[i] = true
+		b.settleAs(c, Outcome{Kind: OutcomeRerun, Finished: b.q.s.clock.Now()})
+		return true, false, false
+	}
+	return false, false, false
+}
+
+// abandon implements live.
+func (b *batch[T, K]) abandon() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.abandoned || b.finished || len(b.claims) == 0 {
+		return false
+	}
+	b.abandonLocked(false)
+	return true
+}
+
+// abandonLocked abandons the batch: its running claim is settled as a
+// rerun (a rescue, if rescue: poisoned past the queue's MaxRescues), its
+// context cancelled, the rest put back; its worker is handed over. It
+// reports whether it poisoned the entry.
+func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
+	q := b.q
+	s := q.s
+	b.abandoned = true
+	if !b.started.IsZero() {
+		c := &b.claims[b.cur]
+		now := s.clock.Now()
+		o := Outcome{Kind: OutcomeRerun, Finished: now, Rescued: rescue}
+		if rescue && c.Rescues >= q.maxRescues {
+			poisoned = true
+			o.Kind = OutcomePoisoned
+			o.Err = &RunError{Attempt: c.Attempts + 1, At: now, Type: "rescue",
+				Message: fmt.Sprintf("poisoned: its lease lapsed %d times", c.Rescues+1)}
+		}
+		b.settleAs(c, o)
+		b.gone[b.cur] = true
+		b.used += max(now.Sub(b.started), minRunCost)
+		q.running.Add(-1)
+		if m := q.metrics; m != nil {
+			m.runEnded(b, now.Sub(b.started), false)
+		}
+		b.started = time.Time{}
+	}
+	if b.cancel != nil {
+		b.cancel(ErrRescued)
+	}
+	b.finishLocked(scope.Failed(ErrRescued))
+	s.handOver()
+	return poisoned
+}
+
+func (b *batch[T, K]) wasAbandoned() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.abandoned
+}
+
+// renew implements live.
+func (b *batch[T, K]) renew(now time.Time) {
+	q := b.q
+	if !q.autoRenew || q.lease <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.abandoned || b.finished {
+		return
+	}
+	until := now.Add(q.lease)
+	for i := range b.claims {
+		if c := &b.claims[i]; !b.gone[i] && i >= b.cur {
+			if err := q.backend.Renew(b.ctx, c.ID, c.Gen, until); err != nil && !errors.Is(err, ErrStale) {
+				s := q.s
+				s.warn("backend Renew failed", q.name, err)
+			}
+		}
+	}
+}
+
+// minRunCost is the least slot-time a run is charged for fairness, so that
+// queues of jobs that take no time still share by their weights.
+const minRunCost = time.Microsecond
+
+// outcome classifies the end of the run of c, which started at start and
+// ended at end with err.
+func (q *Queue[T, K]) outcome(c *Claim[T, K], err error, start, end time.Time) Outcome {
+	o := Outcome{Finished: end}
+	if err == nil {
+		o.Kind = OutcomeSucceeded
+		return o
+	}
+	var (
+		perm   *PermanentError
+		snooze *SnoozeError
+		cancel *CancelError
+		rerun  *RerunError
+	)
+	switch {
+	case errors.As(err, &cancel):
+		o.Kind = OutcomeCancelled
+		return o
+	case errors.As(err, &snooze):
+		o.Kind, o.At = OutcomeSnooze, snooze.at(end)
+		return o
+	case errors.As(err, &rerun) || q.s.stopCancelled(err):
+		if c.Reruns >= q.maxRerun {
+			o.Kind, o.Err = OutcomePoisoned, runError(c, err, end)
+			o.Err.Message = fmt.Sprintf("poisoned after %d reruns: %s", c.Reruns, o.Err.Message)
+			return o
+		}
+		o.Kind = OutcomeRerun
+		return o
+	}
+	o.Err = runError(c, err, end)
+	policy := &q.policy
+	if c.Retry != nil {
+		policy = c.Retry
+	}
+	if errors.As(err, &perm) || !policy.retries(c.Attempts+1) {
+		o.Kind = OutcomeFailed
+		return o
+	}
+	d, ok := policy.DelayAfter(c.Attempts+1, err)
+	if !ok {
+		o.Kind = OutcomeFailed
+		o.Err.Message += " (not retried: the retry policy's Delay panicked)"
+		return o
+	}
+	o.Kind, o.At = OutcomeRetry, start.Add(d)
+	return o
+}
+
+// runError describes err, the failure of the run of c that ended at end.
+func runError[T any, K comparable](c *Claim[T, K], err error, end time.Time) *RunError {
+	re := &RunError{Attempt: c.Attempts + 1, At: end, Message: err.Error(), Type: fmt.Sprintf("%T", err)}
+	for e := unwrap(err); e != nil && len(re.Chain) < 16; e = unwrap(e) {
+		re.Chain = append(re.Chain, fmt.Sprintf("%T", e))
+	}
+	var p *scope.PanicError
+	if errors.As(err, &p) && p != nil {
+		re.Panic, re.Stack = true, string(p.Stack)
+		re.Message = fmt.Sprint(p.Value)
+		re.Type = fmt.Sprintf("%T", p.Value)
+	}
+	return re
+}
+
+// unwrap returns the error err wraps, or the first of those it joins.
+func unwrap(err error) error {
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return u.Unwrap()
+	case interface{ Unwrap() []error }:
+		if es := u.Unwrap(); len(es) > 0 {
+			return es[0]
+		}
+	}
+	return nil
+}
+
+func (b *batch[T, K]) setLiveAt(i int) { b.liveAt = i }
+func (b *batch[T, K]) liveIndex() int  { return b.liveAt }

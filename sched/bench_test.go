@@ -1,0 +1,65 @@
+package sched_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jobkit/jobkit/sched"
+)
+
+// BenchmarkScheduler_NoOp is no-op jobs through the whole scheduler (dedup,
+// governor, scope, settle), added by one producer while it runs, a bounded
+// distance ahead of the workers: ns/op is per job. allocs/job counts every
+// allocation in the timed window. bench/ has the side-by-side version
+// against worker pools (BenchmarkSched_NoOp).
+func BenchmarkScheduler_NoOp(b *testing.B) {
+	for _, batch := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("workers=4/batch=%d", batch), func(b *testing.B) {
+			ctx := context.Background()
+			s, err := sched.New(sched.Config{Workers: 4})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var done atomic.Int64
+			finished := make(chan struct{})
+			n := int64(b.N)
+			q, err := sched.NewQueue(s, "noop", sched.QueueConfig[int, int]{
+				BatchSize: batch, Retention: &sched.Retention{},
+				Handler: func(context.Context, *sched.Job[int, int]) error {
+					if done.Add(1) == n {
+						close(finished)
+					}
+					return nil
+				},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			b.ResetTimer()
+			for i := range b.N {
+				for int64(i)-done.Load() > 1024 { // stay a bounded distance ahead
+					runtime.Gosched()
+				}
+				if _, _, err := q.Add(ctx, i); err != nil {
+					b.Fatal(err)
+				}
+			}
+			<-finished
+			b.StopTimer()
+			runtime.ReadMemStats(&m1)
+			b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(b.N), "allocs/job")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+			if err := s.Stop(ctx); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

@@ -1,0 +1,45 @@
+package sched
+
+import (
+	"context"
+	"time"
+)
+
+// Job is one run of an entry, as its handler sees it. It is valid only
+// until the handler returns: the scheduler reuses it.
+type Job[T any, K comparable] struct {
+	// ID is the entry's, Key its distinct key, Payload what was added.
+	ID      ID
+	Key     K
+	Payload T
+	// Queue is the queue's name, Group the entry's group ("" for none).
+	Queue, Group string
+	// Attempt is this run's attempt, from 1: the attempts spent before it,
+	// plus one. Reruns and snoozes spend none. Reruns and Rescues count the
+	// entry's earlier runs that ended without a result, and those of them
+	// the reaper rescued.
+	Attempt, Reruns, Rescues int
+	// EnqueuedAt is when the entry was added, StartedAt when this run
+	// started.
+	EnqueuedAt, StartedAt time.Time
+
+	b   *batch[T, K]
+	gen uint64
+}
+
+// Progress records what the run has done so far, for inspection (see
+// Entry.Progress). It returns ErrStale if the run is no longer the entry's
+// current one.
+func (j *Job[T, K]) Progress(ctx context.Context, p Progress) error {
+	return j.b.q.backend.Progress(ctx, j.ID, j.gen, p)
+}
+
+// Heartbeat renews the run's lease (see QueueConfig.Lease) to the queue's
+// lease duration from now, so that the reaper does not rescue it. A
+// heartbeat after the lease lapsed, before a rescue, still renews it. It
+// returns ErrStale, and renews nothing, once the run is no longer the
+// entry's current one (it was rescued, or the handler returned).
+func (j *Job[T, K]) Heartbeat(ctx context.Context) error {
+	q := j.b.q
+	return q.backend.Renew(ctx, j.ID, j.gen, q.s.clock.Now().Add(q.lease))
+}

@@ -1,0 +1,218 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"runtime/debug"
+	"time"
+
+	"github.com/jobkit/jobkit/governor"
+)
+
+// loop is a scheduling loop: while a worker is idle, it picks a ready
+// queue, asks the governor for a permit charged to the queue's name, takes
+// a batch and hands it to the worker. With nothing to do it waits for a
+// wakeup, the time the next entry is due or a rate limit refills, or ctx;
+// it never polls.
+func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
+	defer s.loops.Done()
+	timer := s.clock.NewTimer()
+	defer timer.Stop()
+	for {
+		wake := s.listen(self)
+		if ctx.Err() != nil {
+			s.unlisten()
+			return
+		}
+		if !s.reserveWorker() {
+			s.sleep(ctx, wake, timer, 0)
+			continue
+		}
+		q, charged, at := s.pick(s.clock.Now())
+		if q == nil {
+			s.unreserveWorker()
+			s.sleep(ctx, wake, timer, at)
+			continue
+		}
+		s.unlisten()
+		permit, err := s.admit(ctx, q)
+		if err != nil {
+			s.unreserveWorker()
+			s.charge(q.base(), charged, 0, 0)
+			continue
+		}
+		w := s.dispatch(ctx, q, permit, charged)
+		if w == nil {
+			permit.Release()
+			s.unreserveWorker()
+			s.charge(q.base(), charged, 0, 0)
+			continue
+		}
+		s.workCh <- w // a worker is reserved: it takes it at once
+	}
+}
+
+// sleep waits for wake, ctx, or until at (unix nanoseconds) if at is not 0.
+// It ends the listen that returned wake.
+func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer, at int64) {
+	defer s.unlisten()
+	if at != 0 {
+		timer.Reset(time.Duration(at - s.clock.Now().UnixNano()))
+		defer timer.Stop()
+	}
+	select {
+	case <-wake:
+	case <-ctx.Done():
+	case <-timer.C():
+	}
+}
+
+// admit returns a permit for a batch of q: at once if the governor admits,
+// else after waiting in its line (woken by a sample or a released permit),
+// or ctx's error. A queue whose weight the governor can never grant, or a
+// stopped governor, is warned about and skipped for a second.
+func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error) {
+	q := r.base()
+	if p, ok := s.gov.TryAcquire(q.name, q.weight); ok {
+		return p, nil
+	}
+	p, err := s.gov.Acquire(ctx, q.name, q.weight)
+	if err != nil && ctx.Err() == nil {
+		if errors.Is(err, governor.ErrInvalidWeight) || errors.Is(err, governor.ErrStopped) {
+			s.warn("the governor refuses the queue's batches", q.name, err)
+			q.blockedUntil.Store(s.clock.Now().Add(time.Second).UnixNano())
+		}
+	}
+	return p, err
+}
+
+// pick returns the ready queue to serve next and the slot-time it charged
+// it for the batch it is about to take; or nil and the earliest time (unix
+// nanoseconds, 0 for none) at which a queue may become ready without a
+// wakeup.
+//
+// Fairness is stride scheduling over slot-time: each queue has a virtual
+// time, pass, which grows by the slot-time its batches use divided by its
+// priority (a batch is charged an estimate when it is picked and corrected
+// when it is done; a run counts at least minRunCost), and the ready queue
+// with the smallest pass is picked, ties in round robin. A queue that
+// becomes ready after being idle starts at the smallest pass of the queues
+// that stayed ready, so idleness earns no credit. Saturated queues so share
+// the slot-time in proportion to their priorities, and a queue that used
+// less is picked first. A ready queue q waits at most until every other
+// ready queue j has used (priority j / priority q) times q's estimated
+// batch, plus one batch each: no queue starves.
+func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
+	n := now.UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var (
+		best      runner
+		bestAt    int
+		at        int64
+		continued = math.Inf(1) // smallest pass of the queues ready before
+	)
+	ready := s.readyScratch[:0]
+	for i := range s.queues {
+		k := (s.rr + i) % len(s.queues)
+		q := s.queues[k]
+		b := q.base()
+		ok, when := b.ready(n)
+		if !ok {
+			b.wasReady = false
+			if when != 0 && (at == 0 || when < at) {
+				at = when
+			}
+			continue
+		}
+		if b.wasReady && b.pass < continued {
+			continued = b.pass
+		}
+		ready = append(ready, k)
+	}
+	s.readyScratch = ready[:0]
+	for _, k := range ready {
+		b := s.queues[k].base()
+		if !b.wasReady {
+			if !math.IsInf(continued, 1) && b.pass < continued {
+				b.pass = continued
+			}
+			b.wasReady = true
+		}
+		if best == nil || b.pass < best.base().pass {
+			best, bestAt = s.queues[k], k
+		}
+	}
+	if best == nil {
+		return nil, 0, at
+	}
+	s.rr = (bestAt + 1) % len(s.queues)
+	b := best.base()
+	charged := b.estimate()
+	b.pass += charged.Seconds() / float64(b.priority)
+	return best, charged, 0
+}
+
+// ready reports whether q may have entries to dispatch at n (unix
+// nanoseconds), and if not, when it may (0: not without a wakeup).
+func (q *queueBase) ready(n int64) (bool, int64) {
+	if q.paused.Load() || q.dispatching.Load() {
+		return false, 0 // resumed, or dispatched by another loop: that loop goes on
+	}
+	if until := q.blockedUntil.Load(); until > n {
+		return false, until
+	}
+	if q.notified.Load() <= q.drained.Load() {
+		return false, 0 // an add, a promotion or a requeue wakes the loops
+	}
+	if c := q.maxConc.Load(); c > 0 && q.inflight.Load() >= c {
+		return false, 0 // a batch's end wakes the loops
+	}
+	if lim := q.limiter.Load(); lim != nil {
+		t := time.Unix(0, n)
+		if tokens := lim.TokensAt(t); tokens < 1 {
+			wait := time.Duration((1 - tokens) / float64(lim.Limit()) * float64(time.Second))
+			return false, n + max(int64(wait), 1)
+		}
+	}
+	return true, 0
+}
+
+// estimate is the slot-time a batch of q is charged when it is picked. It
+// needs the scheduler's mu.
+func (q *queueBase) estimate() time.Duration {
+	return time.Duration(q.batch) * max(q.avgRun, minRunCost)
+}
+
+// charge corrects q's virtual time once a batch charged charged at its pick
+// used used, over runs runs.
+func (s *Scheduler) charge(q *queueBase, charged, used time.Duration, runs int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q.pass += (used - charged).Seconds() / float64(q.priority)
+	if runs > 0 {
+		q.avgRun = (4*q.avgRun + used/time.Duration(runs)) / 5
+	}
+}
+
+// dispatch calls q's dispatch, containing a panic of its backend: it is
+// logged, the queue is skipped for a second, and nothing is dispatched.
+func (s *Scheduler) dispatch(ctx context.Context, q runner, permit governor.Permit, charged time.Duration) (w work) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.contain(q.base(), "backend panicked in Take", v)
+			w = nil
+		}
+	}()
+	return q.dispatch(ctx, s.clock.Now(), permit, charged)
+}
+
+// contain logs a panic of a queue's backend and skips the queue for a
+// second.
+func (s *Scheduler) contain(q *queueBase, msg string, v any) {
+	s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+	q.blockedUntil.Store(s.clock.Now().Add(time.Second).UnixNano())
+	s.wakeTimekeeper(q.blockedUntil.Load())
+}

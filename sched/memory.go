@@ -1,0 +1,1021 @@
+package sched
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jobkit/jobkit/distinct"
+	"github.com/jobkit/jobkit/scope"
+)
+
+// Priorities of entries run from MinPriority to MaxPriority; higher runs
+// first within a queue.
+const (
+	MinPriority = 1
+	MaxPriority = 100
+)
+
+// Memory is the in-memory Backend, the default of every queue. It keeps its
+// entries in the process: they do not survive it.
+//
+// Pending entries wait in one distinct.Queue per priority level, so that a
+// take is a scoped take of that queue and a failed scope puts its entries
+// back where they were. Around it, Memory keeps every entry by key (to
+// refuse duplicates in every live state) and by ID (for inspection, in
+// ascending order), the delayed entries in a heap by due time, and the
+// final ones in lists by age for retention.
+//
+// Costs: Add, Take and Settle are O(1) per entry, plus O(log d) for the d
+// delayed entries and O(log n) for an entry in a group of n; Counts is
+// O(1); Expired is O(c) for the c entries taken; List is O(log N) to find
+// its start and O(1) per entry. An entry costs about 300 bytes and its
+// payload; entries are recycled, so a steady stream of jobs allocates
+// nothing.
+type Memory[T any, K comparable] struct {
+	info QueueInfo
+
+	mu       sync.Mutex
+	opened   bool
+	seq      ID
+	byKey    map[K]*mentry[T, K]                           // live entries, and failed ones under BlockFailed
+	order    order[T, K]                                   // every entry, by ID
+	levels   [MaxPriority + 1]*distinct.Queue[*unit[T, K]] // pending units by priority
+	queued   [MaxPriority + 1]int                          // units queued in each level
+	nonEmpty [2]uint64                                     // bit p set: queued[p] > 0
+	groups   map[string]*group[T, K]
+	delayed  delayHeap[T, K]
+	retained [3]retainList[T, K] // succeeded, failed and poisoned, cancelled
+	takes    []*take[T, K]       // open takes
+	counts   Counts
+	free     []*mentry[T, K]
+	freeTake []*take[T, K]
+}
+
+// mentry is an entry of a Memory.
+type mentry[T any, K comparable] struct {
+	unit[T, K] // the entry's own unit, when it has no group
+
+	id       ID
+	key      K
+	payload  T
+	state    State
+	disabled bool
+	keyed    bool // in byKey
+	priority int
+	group    *group[T, K]
+	retry    *RetryPolicy
+
+	enqueued, runAt, started, finished, lease int64 // unix nanoseconds
+	gen                                       uint64
+	attempts, reruns, rescues, snoozes        int
+	progress                                  Progress
+	errs                                      []RunError
+
+	heapAt  int           // index in delayed, or -1
+	orderAt int           // index in order
+	take    *take[T, K]   // the take whose claim on it is current, until settled
+	held    *take[T, K]   // the last take that claimed it, until that take closes
+	prev    *mentry[T, K] // in a retained list
+	next    *mentry[T, K]
+}
+
+// unit is what waits in a level: an entry without a group, or a group.
+type unit[T any, K comparable] struct {
+	e     *mentry[T, K]
+	g     *group[T, K]
+	level int // where the unit is queued, or 0 when it is not
+}
+
+// group holds the pending entries of one group, in ID order.
+type group[T any, K comparable] struct {
+	unit[T, K]
+	name    string
+	pending []*mentry[T, K]
+	members int  // entries of the group stored
+	busy    bool // an entry of the group is claimed
+}
+
+// NewMemory returns an empty in-memory backend.
+func NewMemory[T any, K comparable]() *Memory[T, K] {
+	return &Memory[T, K]{
+		byKey:  make(map[K]*mentry[T, K]),
+		groups: make(map[string]*group[T, K]),
+	}
+}
+
+// Open implements Backend.
+func (m *Memory[T, K]) Open(q QueueInfo) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.opened {
+		return fmt.Errorf("%w: backend opened twice", ErrInvalid)
+	}
+	if q.Notify == nil {
+		q.Notify = func() {}
+	}
+	m.info, m.opened = q, true
+	return nil
+}
+
+// alloc returns a zeroed entry.
+func (m *Memory[T, K]) alloc() *mentry[T, K] {
+	if n := len(m.free); n > 0 {
+		e := m.free[n-1]
+		m.free[n-1] = nil
+		m.free = m.free[:n-1]
+		return e
+	}
+	return new(mentry[T, K])
+}
+
+// maxFreeEntries bounds the entries kept for reuse.
+const maxFreeEntries = 4096
+
+// Add implements Backend.
+func (m *Memory[T, K]) Add(ctx context.Context, a NewEntry[T, K]) (ID, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.byKey[a.Key]; ok {
+		return old.id, false, nil
+	}
+	m.seq++
+	m.counts.Added++
+	e := m.alloc()
+	e.unit = unit[T, K]{e: e}
+	e.id, e.key, e.payload = m.seq, a.Key, a.Payload
+	e.priority, e.disabled, e.retry = a.Priority, a.Disabled, a.Retry
+	e.enqueued = a.Now.UnixNano()
+	e.heapAt = -1
+	if a.Group != "" {
+		g := m.groups[a.Group]
+		if g == nil {
+			g = &group[T, K]{name: a.Group}
+			g.unit.g = g
+			m.groups[a.Group] = g
+		}
+		e.group = g
+		g.members++
+	}
+	m.byKey[e.key], e.keyed = e, true
+	m.order.push(e)
+	if a.RunAt.After(a.Now) {
+		e.runAt = a.RunAt.UnixNano()
+		m.setState(e, StateDelayed)
+		m.delayed.push(e)
+	} else {
+		m.setState(e, StatePending)
+		m.enqueue(e)
+	}
+	return e.id, true, nil
+}
+
+// setState moves e to state s, keeping the counts.
+func (m *Memory[T, K]) setState(e *mentry[T, K], s State) {
+	if e.state != 0 {
+		m.counts.add(e.state, -1)
+		if e.disabled && e.state.Live() {
+			m.counts.Disabled--
+		}
+	}
+	e.state = s
+	m.counts.add(s, 1)
+	if e.disabled && s.Live() {
+		m.counts.Disabled++
+	}
+}
+
+// enqueue makes the pending entry e takeable, unless it is disabled, and
+// notifies the scheduler.
+func (m *Memory[T, K]) enqueue(e *mentry[T, K]) {
+	if e.disabled {
+		return
+	}
+	if g := e.group; g != nil {
+		i, _ := slices.BinarySearchFunc(g.pending, e.id, func(x *mentry[T, K], id ID) int { return cmpID(x.id, id) })
+		g.pending = slices.Insert(g.pending, i, e)
+		if !g.busy && g.level == 0 {
+			m.queue(&g.unit, g.pending[0].priority)
+		}
+	} else {
+		m.queue(&e.unit, e.priority)
+	}
+	m.info.Notify()
+}
+
+func cmpID(a, b ID) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// queue adds u at the tail of level p. distinct refuses a unit still in
+// progress under a take that is closing; that take's done counts it then.
+func (m *Memory[T, K]) queue(u *unit[T, K], p int) {
+	q := m.levels[p]
+	if q == nil {
+		q = new(distinct.Queue[*unit[T, K]])
+		m.levels[p] = q
+	}
+	if q.Add(u) {
+		m.countLevel(p, 1)
+		u.level = p
+	}
+}
+
+// countLevel adds n to the units queued at level p.
+func (m *Memory[T, K]) countLevel(p, n int) {
+	m.queued[p] += n
+	if m.queued[p] > 0 {
+		m.nonEmpty[p/64] |= 1 << (p % 64)
+	} else {
+		m.nonEmpty[p/64] &^= 1 << (p % 64)
+	}
+}
+
+// unqueue removes the queued unit u from its level.
+func (m *Memory[T, K]) unqueue(u *unit[T, K]) {
+	if u.level != 0 && m.levels[u.level].Remove(u) {
+		m.countLevel(u.level, -1)
+	}
+	u.level = 0
+}
+
+// top returns the highest level with units queued, or 0.
+func (m *Memory[T, K]) top() int {
+	if w := m.nonEmpty[1]; w != 0 {
+		return 64 + 63 - bits.LeadingZeros64(w)
+	}
+	if w := m.nonEmpty[0]; w != 0 {
+		return 63 - bits.LeadingZeros64(w)
+	}
+	return 0
+}
+
+// promote makes the delayed entries due at now pending.
+func (m *Memory[T, K]) promote(now int64) {
+	for len(m.delayed) > 0 && m.delayed[0].runAt <= now {
+		e := m.delayed.pop()
+		e.runAt = 0
+		m.setState(e, StatePending)
+		m.enqueue(e)
+	}
+}
+
+// done is an already cancelled context: a distinct.Take under it takes what
+// is queued and never waits.
+var done = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// Take implements Backend.
+func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, dst []Claim[T, K]) ([]Claim[T, K], error) {
+	if r.Max < 1 {
+		return dst, fmt.Errorf("%w: Take of %d entries", ErrInvalid, r.Max)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := r.Now.UnixNano()
+	m.promote(now)
+	if m.top() == 0 {
+		return dst, nil
+	}
+	t := m.newTake()
+	// The levels' batches are taken under a scope of the take's own, which
+	// the take closes, when s closes, between fixing its entries up and
+	// freeing them (see Finalize): s holds one finalizer a take.
+	t.s = scope.New()
+	if !s.TryAdd(t) {
+		m.recycleTake(t)
+		return dst, scope.ErrClosed
+	}
+	for p := m.top(); p > 0 && len(t.entries) < r.Max; p = m.top() {
+		want := r.Max - len(t.entries)
+		if m.info.Grouped {
+			want = 1 // one unit: a group, or an entry without one
+		}
+		units, _ := m.levels[p].TakeAppend(done, t.s, want, t.units[:0])
+		t.units = units
+		if len(units) == 0 { // cannot happen: the level has units
+			break
+		}
+		for _, u := range units {
+			// A unit distinct put back while its take was closing is not
+			// counted yet (that take's done would count it): uncount only
+			// counted ones.
+			if u.level != 0 {
+				m.countLevel(u.level, -1)
+			}
+			u.level = 0
+			if g := u.g; g != nil {
+				n := min(r.Max, len(g.pending))
+				for _, e := range g.pending[:n] {
+					t.claim(m, e, r)
+				}
+				g.pending = slices.Delete(g.pending, 0, n)
+				g.busy = true
+				t.group, t.groupLevel = g, p
+			} else {
+				t.claim(m, u.e, r)
+			}
+		}
+		if m.info.Grouped {
+			break // a unit is taken alone
+		}
+	}
+	clear(t.units)
+	t.units = t.units[:0]
+	m.takes = append(m.takes, t)
+	t.open = len(m.takes) - 1
+	for _, e := range t.entries {
+		dst = append(dst, e.claim())
+	}
+	return dst, nil
+}
+
+// claim returns the claim of e.
+func (e *mentry[T, K]) claim() Claim[T, K] {
+	c := Claim[T, K]{
+		ID: e.id, Key: e.key, Payload: e.payload, Priority: e.priority,
+		Attempts: e.attempts, Reruns: e.reruns, Rescues: e.rescues, Gen: e.gen, Handle: e,
+		EnqueuedAt: time.Unix(0, e.enqueued), Retry: e.retry,
+	}
+	if e.group != nil {
+		c.Group = e.group.name
+	}
+	return c
+}
+
+// take is one Take: the entries it claimed, each at a generation.
+type take[T any, K comparable] struct {
+	m       *Memory[T, K]
+	s       *scope.Scope
+	entries []*mentry[T, K]
+	gens    []uint64
+	units   []*unit[T, K] // scratch for distinct's takes
+	group   *group[T, K]  // the group taken, if any
+	// groupLevel is the level the group was taken from.
+	groupLevel int
+	open       int // index in m.takes, or -1
+}
+
+func (m *Memory[T, K]) newTake() *take[T, K] {
+	if n := len(m.freeTake); n > 0 {
+		t := m.freeTake[n-1]
+		m.freeTake = m.freeTake[:n-1]
+		return t
+	}
+	return &take[T, K]{m: m, open: -1}
+}
+
+func (m *Memory[T, K]) recycleTake(t *take[T, K]) {
+	clear(t.entries)
+	t.entries, t.gens, t.group, t.open = t.entries[:0], t.gens[:0], nil, -1
+	if len(m.freeTake) < 256 && cap(t.entries) <= 1024 {
+		m.freeTake = append(m.freeTake, t)
+	}
+}
+
+// claim moves the pending entry e to StateAwaiting under t.
+func (t *take[T, K]) claim(m *Memory[T, K], e *mentry[T, K], r TakeRequest) {
+	e.gen++
+	e.take, e.held = t, t
+	e.lease = 0
+	if !r.LeaseUntil.IsZero() {
+		e.lease = r.LeaseUntil.UnixNano()
+	}
+	m.setState(e, StateAwaiting)
+	t.entries = append(t.entries, e)
+	t.gens = append(t.gens, e.gen)
+}
+
+// current reports whether the i-th entry of t is still claimed by it.
+func (t *take[T, K]) current(i int) bool {
+	e := t.entries[i]
+	return e.take == t && e.gen == t.gens[i]
+}
+
+// Finalize is the take's finalizer on the scope it was taken under: it
+// fixes the entries up, closes the take's own scope (distinct settles the
+// units then) with the same exit, and frees what the take no longer needs.
+func (t *take[T, K]) Finalize(exit scope.Exit) error {
+	t.fix(exit)
+	_ = t.s.Close(exit)
+	t.done()
+	return nil
+}
+
+// fix runs first, before the levels' batches settle: it decides what
+// becomes of every entry still claimed, and prepares distinct's settlement
+// for it. A unit distinct must keep queued is one whose entry goes back to
+// pending at its position; one it must drop is one whose entry was settled.
+// On success distinct drops every unit, on failure it puts every unit back,
+// so only the exceptions need a call now.
+func (t *take[T, K]) fix(exit scope.Exit) {
+	m := t.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g := t.group; g != nil {
+		// A group's unit is always dropped (done queues it again at the
+		// tail if it has entries pending), and its entries not settled go
+		// back to its pending entries, in order.
+		m.levels[t.groupLevel].Complete(t.s, &g.unit)
+		for i, e := range t.entries {
+			if t.current(i) {
+				m.rerun(e)
+			}
+		}
+		return
+	}
+	for i, e := range t.entries {
+		if e.held != t {
+			continue // claimed again since: its unit is another take's
+		}
+		if t.current(i) { // not settled: a rerun at its position
+			m.rerunInPlace(e)
+		}
+		// distinct keeps the unit queued exactly when the entry is pending
+		// and enabled. Both calls do nothing to a unit already settled.
+		u, lv := &e.unit, m.levels[e.priority]
+		keep := e.state == StatePending && !e.disabled
+		switch {
+		case keep && !exit.Failed():
+			lv.Fail(t.s, u)
+		case !keep && exit.Failed():
+			lv.Complete(t.s, u)
+		}
+	}
+}
+
+// done runs last, after distinct has settled the units: it frees what the
+// take no longer needs.
+func (t *take[T, K]) done() {
+	m := t.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g := t.group; g != nil {
+		g.busy = false
+		switch {
+		case len(g.pending) > 0:
+			m.queue(&g.unit, g.pendingLevel())
+			m.info.Notify()
+		case g.members == 0:
+			delete(m.groups, g.name)
+		}
+	}
+	for i, e := range t.entries {
+		if e.take == t {
+			e.take = nil
+		}
+		if e.held != t {
+			continue // claimed again since
+		}
+		e.held = nil
+		if e.state == StatePending && !e.disabled && e.group == nil && e.unit.level == 0 && t.gens[i] == e.gen {
+			// Pending and not counted in a level: distinct put it back at
+			// its position, or — if it became pending while the scope was
+			// closing (a retry promoted between the finalizers), so that
+			// distinct refused it then and dropped it since — it is queued
+			// now, at the tail.
+			m.levels[e.priority].Add(&e.unit)
+			m.countLevel(e.priority, 1)
+			e.unit.level = e.priority
+			m.info.Notify()
+		}
+		if e.state == 0 {
+			m.recycle(e)
+		}
+	}
+	if t.open >= 0 {
+		last := len(m.takes) - 1
+		m.takes[t.open] = m.takes[last]
+		m.takes[t.open].open = t.open
+		m.takes[last] = nil
+		m.takes = m.takes[:last]
+	}
+	m.recycleTake(t)
+}
+
+// pendingLevel is the level of a group: the priority of its oldest pending
+// entry.
+func (g *group[T, K]) pendingLevel() int {
+	if len(g.pending) == 0 {
+		return g.level
+	}
+	return g.pending[0].priority
+}
+
+// rerunInPlace makes the claimed entry e pending again without spending an
+// attempt; its unit stays where distinct keeps it.
+func (m *Memory[T, K]) rerunInPlace(e *mentry[T, K]) {
+	if e.state == StateRunning { // a run cut short; an entry never started spends nothing
+		e.reruns++
+	}
+	e.take = nil
+	e.lease = 0
+	m.setState(e, StatePending)
+}
+
+// rerun makes the claimed entry e, of a group, pending again.
+func (m *Memory[T, K]) rerun(e *mentry[T, K]) {
+	if e.state == StateRunning {
+		e.reruns++
+	}
+	e.take = nil
+	e.lease = 0
+	m.setState(e, StatePending)
+	m.enqueue(e)
+}
+
+// recycle frees the deleted entry e for reuse.
+func (m *Memory[T, K]) recycle(e *mentry[T, K]) {
+	clear(e.errs)
+	*e = mentry[T, K]{errs: e.errs[:0]}
+	if len(m.free) < maxFreeEntries {
+		m.free = append(m.free, e)
+	}
+}
+
+// byID returns the stored entry with the ID, or nil: a binary search of the
+// entries in ID order.
+func (m *Memory[T, K]) byID(id ID) *mentry[T, K] {
+	o := &m.order
+	if i, ok := slices.BinarySearch(o.ids, id); ok {
+		return o.s[i]
+	}
+	return nil
+}
+
+// claimed returns the entry of c if c's run is its current one. The claim's
+// handle is the entry's record, unless it was recycled since.
+func (m *Memory[T, K]) claimed(c *Claim[T, K]) (*mentry[T, K], error) {
+	e, _ := c.Handle.(*mentry[T, K])
+	if e == nil || e.id != c.ID {
+		e = m.byID(c.ID)
+	}
+	if e == nil {
+		return nil, ErrNotFound
+	}
+	if e.gen != c.Gen || e.take == nil {
+		return nil, ErrStale
+	}
+	return e, nil
+}
+
+// Start implements Backend.
+func (m *Memory[T, K]) Start(ctx context.Context, c *Claim[T, K], now, leaseUntil time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, err := m.claimed(c)
+	if err != nil {
+		return err
+	}
+	if e.state != StateAwaiting || e.disabled {
+		return fmt.Errorf("%w: start of a %v entry (disabled %v)", ErrWrongState, e.state, e.disabled)
+	}
+	e.started = now.UnixNano()
+	if !leaseUntil.IsZero() {
+		e.lease = leaseUntil.UnixNano()
+	}
+	e.progress = Progress{}
+	m.setState(e, StateRunning)
+	return nil
+}
+
+// Settle implements Backend.
+func (m *Memory[T, K]) Settle(ctx context.Context, c *Claim[T, K], o Outcome) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, err := m.claimed(c)
+	if err != nil {
+		return err
+	}
+	t := e.take
+	e.take = nil
+	e.lease = 0
+	if o.Err != nil {
+		if len(e.errs) == MaxErrors {
+			e.errs = append(e.errs[:0], e.errs[1:]...)
+		}
+		e.errs = append(e.errs, *o.Err)
+	}
+	fin := o.Finished.UnixNano()
+	switch o.Kind {
+	case OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomePoisoned:
+		if o.Kind != OutcomePoisoned { // a poisoned run was a rerun
+			e.attempts++
+		} else if o.Rescued {
+			e.rescues++
+		}
+		e.finished = fin
+		m.finish(e, finalState(o.Kind))
+	case OutcomeRetry, OutcomeSnooze:
+		if o.Kind == OutcomeRetry {
+			e.attempts++
+		} else {
+			e.snoozes++
+		}
+		e.runAt = o.At.UnixNano()
+		m.setState(e, StateDelayed)
+		m.delayed.push(e)
+	case OutcomeRerun:
+		e.reruns++
+		if o.Rescued {
+			e.rescues++
+		}
+		m.setState(e, StatePending)
+		switch {
+		case e.group != nil:
+			m.enqueue(e)
+		case e.disabled:
+			// its unit stays claimed; the take drops it when it closes
+		default:
+			// back to its position at once, ahead of the scope's close
+			m.levels[e.priority].Fail(t.s, &e.unit)
+			m.countLevel(e.priority, 1)
+			e.unit.level = e.priority
+			m.info.Notify()
+		}
+	default:
+		return fmt.Errorf("%w: outcome %v", ErrInvalid, o.Kind)
+	}
+	return nil
+}
+
+func finalState(k OutcomeKind) State {
+	switch k {
+	case OutcomeSucceeded:
+		return StateSucceeded
+	case OutcomeCancelled:
+		return StateCancelled
+	case OutcomePoisoned:
+		return StatePoisoned
+	}
+	return StateFailed
+}
+
+// finish moves e to the final state s: it is retained, or deleted at once.
+func (m *Memory[T, K]) finish(e *mentry[T, K], s State) {
+	if e.keyed && !(s == StateFailed && m.info.BlockFailed) {
+		delete(m.byKey, e.key)
+		e.keyed = false
+	}
+	m.setState(e, s)
+	l, ttl, limit := m.retention(s)
+	if ttl <= 0 || limit <= 0 {
+		m.counts.Expired++
+		m.delete(e)
+		return
+	}
+	m.retained[l].push(e)
+	for m.retained[l].n > limit {
+		m.counts.Expired++
+		m.delete(m.retained[l].head)
+	}
+}
+
+// retention returns the list, time to live and count limit of state s.
+func (m *Memory[T, K]) retention(s State) (int, time.Duration, int) {
+	r := &m.info.Retention
+	switch s {
+	case StateSucceeded:
+		return 0, r.Succeeded, r.MaxSucceeded
+	case StateCancelled:
+		return 2, r.Cancelled, r.MaxCancelled
+	}
+	return 1, r.Failed, r.MaxFailed
+}
+
+// delete removes e from the backend; its memory is reused once no take
+// refers to it.
+func (m *Memory[T, K]) delete(e *mentry[T, K]) {
+	switch {
+	case e.state.Final():
+		if e.prev != nil || e.next != nil || m.retained[0].head == e || m.retained[1].head == e || m.retained[2].head == e {
+			l, _, _ := m.retention(e.state)
+			m.retained[l].remove(e)
+		}
+	case e.state == StateDelayed:
+		m.delayed.remove(e)
+	case e.state == StatePending:
+		if g := e.group; g != nil {
+			if i := slices.Index(g.pending, e); i >= 0 {
+				g.pending = slices.Delete(g.pending, i, i+1)
+				if len(g.pending) == 0 && g.level != 0 {
+					m.unqueue(&g.unit)
+				}
+			}
+		} else {
+			m.unqueue(&e.unit)
+		}
+	}
+	if e.keyed {
+		delete(m.byKey, e.key)
+	}
+	if g := e.group; g != nil {
+		if g.members--; g.members == 0 && !g.busy {
+			delete(m.groups, g.name)
+		}
+	}
+	m.order.remove(e)
+	m.counts.add(e.state, -1)
+	if e.disabled && e.state.Live() {
+		m.counts.Disabled--
+	}
+	e.state = 0
+	if e.held == nil { // else distinct may hold its unit: the take recycles it
+		m.recycle(e)
+	}
+}
+
+// current returns the entry id if gen is its current run, under m.mu.
+func (m *Memory[T, K]) current(id ID, gen uint64) (*mentry[T, K], error) {
+	e := m.byID(id)
+	switch {
+	case e == nil:
+		return nil, ErrNotFound
+	case e.gen != gen || e.take == nil:
+		return nil, ErrStale
+	}
+	return e, nil
+}
+
+// Renew implements Backend.
+func (m *Memory[T, K]) Renew(ctx context.Context, id ID, gen uint64, until time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, err := m.current(id, gen)
+	if err == nil {
+		e.lease = until.UnixNano()
+	}
+	return err
+}
+
+// Progress implements Backend.
+func (m *Memory[T, K]) Progress(ctx context.Context, id ID, gen uint64, p Progress) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, err := m.current(id, gen)
+	if err == nil {
+		e.progress = p
+	}
+	return err
+}
+
+// Promote implements Backend.
+func (m *Memory[T, K]) Promote(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.promote(now.UnixNano())
+	if len(m.delayed) == 0 {
+		return time.Time{}, false, nil
+	}
+	return time.Unix(0, m.delayed[0].runAt), true, nil
+}
+
+// Counts implements Backend.
+func (m *Memory[T, K]) Counts(ctx context.Context) (Counts, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.counts, nil
+}
+
+// Expired implements Backend.
+func (m *Memory[T, K]) Expired(ctx context.Context, now time.Time, dst []Claim[T, K]) ([]Claim[T, K], error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := now.UnixNano()
+	for _, t := range m.takes {
+		for i, e := range t.entries {
+			if t.current(i) && e.lease != 0 && e.lease < n {
+				dst = append(dst, e.claim())
+			}
+		}
+	}
+	return dst, nil
+}
+
+// SetDisabled implements Backend.
+func (m *Memory[T, K]) SetDisabled(ctx context.Context, id ID, disabled bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.byID(id)
+	switch {
+	case e == nil:
+		return ErrNotFound
+	case !e.state.Live():
+		return fmt.Errorf("%w: cannot disable or enable a %v entry", ErrWrongState, e.state)
+	case e.disabled == disabled:
+		return nil
+	}
+	if disabled {
+		m.counts.Disabled++
+		if e.state == StatePending {
+			m.delete1Pending(e)
+		}
+		e.disabled = true
+		return nil
+	}
+	m.counts.Disabled--
+	e.disabled = false
+	if e.state == StatePending {
+		m.enqueue(e)
+	}
+	return nil
+}
+
+// delete1Pending takes the pending entry e out of its unit.
+func (m *Memory[T, K]) delete1Pending(e *mentry[T, K]) {
+	if g := e.group; g != nil {
+		if i := slices.Index(g.pending, e); i >= 0 {
+			g.pending = slices.Delete(g.pending, i, i+1)
+		}
+		if len(g.pending) == 0 && g.level != 0 {
+			m.unqueue(&g.unit)
+		}
+		return
+	}
+	m.unqueue(&e.unit)
+}
+
+// Expire implements Backend.
+func (m *Memory[T, K]) Expire(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := now.UnixNano()
+	var next int64
+	for l := range m.retained {
+		for e := m.retained[l].head; e != nil; e = m.retained[l].head {
+			_, ttl, _ := m.retention(e.state)
+			end := e.finished + int64(ttl)
+			if end > n {
+				if next == 0 || end < next {
+					next = end
+				}
+				break
+			}
+			m.counts.Expired++
+			m.delete(e)
+		}
+	}
+	if next == 0 {
+		return time.Time{}, false, nil
+	}
+	return time.Unix(0, next), true, nil
+}
+
+// delayHeap is a min-heap of delayed entries by due time, then ID.
+type delayHeap[T any, K comparable] []*mentry[T, K]
+
+func (h delayHeap[T, K]) less(i, j int) bool {
+	a, b := h[i], h[j]
+	return a.runAt < b.runAt || (a.runAt == b.runAt && a.id < b.id)
+}
+
+func (h delayHeap[T, K]) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapAt, h[j].heapAt = i, j
+}
+
+func (h *delayHeap[T, K]) push(e *mentry[T, K]) {
+	*h = append(*h, e)
+	e.heapAt = len(*h) - 1
+	h.up(e.heapAt)
+}
+
+func (h *delayHeap[T, K]) pop() *mentry[T, K] {
+	e := (*h)[0]
+	h.remove(e)
+	return e
+}
+
+func (h *delayHeap[T, K]) remove(e *mentry[T, K]) {
+	s, i := *h, e.heapAt
+	last := len(s) - 1
+	if i != last {
+		s.swap(i, last)
+	}
+	s[last] = nil
+	*h = s[:last]
+	if i != last {
+		h.down(i)
+		h.up(i)
+	}
+	e.heapAt = -1
+	if len(*h) == 0 && cap(*h) > 1024 {
+		*h = nil
+	}
+}
+
+func (h delayHeap[T, K]) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h delayHeap[T, K]) down(i int) {
+	for {
+		l, least := 2*i+1, i
+		if l < len(h) && h.less(l, least) {
+			least = l
+		}
+		if r := l + 1; r < len(h) && h.less(r, least) {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		h.swap(i, least)
+		i = least
+	}
+}
+
+// retainList is a doubly linked list of final entries, oldest first.
+type retainList[T any, K comparable] struct {
+	head, tail *mentry[T, K]
+	n          int
+}
+
+func (l *retainList[T, K]) push(e *mentry[T, K]) {
+	e.prev, e.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = e
+	} else {
+		l.head = e
+	}
+	l.tail = e
+	l.n++
+}
+
+func (l *retainList[T, K]) remove(e *mentry[T, K]) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		l.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		l.tail = e.prev
+	}
+	e.prev, e.next = nil, nil
+	l.n--
+}
+
+// order keeps every entry in ascending ID order: an append-only slice with
+// holes for deleted entries, compacted once holes outnumber entries.
+type order[T any, K comparable] struct {
+	s     []*mentry[T, K]
+	ids   []ID // ids[i] is the ID of s[i], kept for holes too
+	holes int
+}
+
+func (o *order[T, K]) push(e *mentry[T, K]) {
+	e.orderAt = len(o.s)
+	o.s = append(o.s, e)
+	o.ids = append(o.ids, e.id)
+}
+
+func (o *order[T, K]) remove(e *mentry[T, K]) {
+	o.s[e.orderAt] = nil
+	o.holes++
+	if o.holes > 64 && o.holes > len(o.s)/2 {
+		k := 0
+		for i, x := range o.s {
+			if x != nil {
+				o.s[k], o.ids[k] = x, o.ids[i]
+				x.orderAt = k
+				k++
+			}
+		}
+		clear(o.s[k:])
+		o.s, o.ids, o.holes = o.s[:k], o.ids[:k], 0
+		if cap(o.s) > 1024 && k < cap(o.s)/4 {
+			o.s, o.ids = slices.Clip(o.s), slices.Clip(o.ids)
+			o.s, o.ids = append([]*mentry[T, K](nil), o.s...), append([]ID(nil), o.ids...)
+		}
+	}
+}
+
+// after returns the index of the first entry with an ID above id.
+func (o *order[T, K]) after(id ID) int {
+	i, found := slices.BinarySearch(o.ids, id)
+	if found {
+		i++
+	}
+	return i
+}

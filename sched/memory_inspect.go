@@ -1,0 +1,180 @@
+package sched
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+)
+
+// pageSize is how many entries List copies under the lock at a time.
+const pageSize = 256
+
+// entry returns a snapshot of e, with its payload if payload.
+func (m *Memory[T, K]) entry(e *mentry[T, K], payload bool) Entry[T, K] {
+	x := Entry[T, K]{
+		ID: e.id, Queue: m.info.Name, Key: e.key, State: e.state, Disabled: e.disabled,
+		Priority: e.priority, EnqueuedAt: unixTime(e.enqueued), RunAt: unixTime(e.runAt),
+		StartedAt: unixTime(e.started), FinishedAt: unixTime(e.finished),
+		Attempts: e.attempts, Reruns: e.reruns, Rescues: e.rescues, Snoozes: e.snoozes, Gen: e.gen, Progress: e.progress,
+	}
+	if payload {
+		x.Payload = e.payload
+	}
+	if e.group != nil {
+		x.Group = e.group.name
+	}
+	if len(e.errs) > 0 {
+		x.Errors = slices.Clone(e.errs)
+	}
+	return x
+}
+
+func unixTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+// Get implements Backend.
+func (m *Memory[T, K]) Get(ctx context.Context, id ID) (Entry[T, K], error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.byID(id)
+	if e == nil {
+		return Entry[T, K]{}, ErrNotFound
+	}
+	return m.entry(e, true), nil
+}
+
+// matches reports whether e passes the parts of f that need no payload and
+// run no code of the caller's but Key.
+func (f *Filter[T, K]) matches(e *mentry[T, K]) bool {
+	if len(f.States) > 0 && !slices.Contains(f.States, e.state) {
+		return false
+	}
+	if !f.From.IsZero() && e.enqueued < f.From.UnixNano() {
+		return false
+	}
+	if !f.To.IsZero() && e.enqueued >= f.To.UnixNano() {
+		return false
+	}
+	return true
+}
+
+// page copies up to pageSize entries with IDs above after that pass f's
+// cheap tests into buf, and returns it and whether more entries may follow.
+// f.Key and f.Match run later, outside the lock.
+func (m *Memory[T, K]) page(f *Filter[T, K], after ID, buf []Entry[T, K]) ([]Entry[T, K], bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o := &m.order
+	for i := o.after(after); i < len(o.s); i++ {
+		if f.Until != 0 && o.ids[i] > f.Until {
+			return buf, false
+		}
+		e := o.s[i]
+		if e == nil || !f.matches(e) {
+			continue
+		}
+		buf = append(buf, m.entry(e, f.Payloads))
+		if len(buf) == pageSize {
+			return buf, i+1 < len(o.s)
+		}
+	}
+	return buf, false
+}
+
+// accepts runs the caller's parts of f on x.
+func (f *Filter[T, K]) accepts(x *Entry[T, K]) bool {
+	return (f.Key == nil || f.Key(x.Key)) && (f.Match == nil || f.Match(x))
+}
+
+// List implements Backend. It copies entries a page at a time under the
+// lock and runs f.Key and f.Match outside it, so they may call the queue.
+func (m *Memory[T, K]) List(ctx context.Context, f Filter[T, K]) iter.Seq2[Entry[T, K], error] {
+	return func(yield func(Entry[T, K], error) bool) {
+		buf := make([]Entry[T, K], 0, pageSize)
+		after := f.After
+		for {
+			if err := ctx.Err(); err != nil {
+				yield(Entry[T, K]{}, err)
+				return
+			}
+			var more bool
+			buf, more = m.page(&f, after, buf[:0])
+			for i := range buf {
+				after = buf[i].ID
+				if f.accepts(&buf[i]) && !yield(buf[i], nil) {
+					return
+				}
+			}
+			clear(buf)
+			if !more {
+				return
+			}
+		}
+	}
+}
+
+// each calls do, under the lock, for every entry that matches f, a page at
+// a time, and returns how many do reported true for.
+func (m *Memory[T, K]) each(ctx context.Context, f Filter[T, K], do func(e *mentry[T, K]) bool) (int, error) {
+	n := 0
+	for x, err := range m.List(ctx, Filter[T, K]{States: f.States, From: f.From, To: f.To, After: f.After, Until: f.Until, Payloads: f.Match != nil, Key: f.Key, Match: f.Match}) {
+		if err != nil {
+			return n, err
+		}
+		m.mu.Lock()
+		e := m.byID(x.ID)
+		if e != nil && f.matches(e) && do(e) {
+			n++
+		}
+		m.mu.Unlock()
+	}
+	return n, nil
+}
+
+// Delete implements Backend.
+func (m *Memory[T, K]) Delete(ctx context.Context, f Filter[T, K]) (int, error) {
+	return m.each(ctx, f, func(e *mentry[T, K]) bool {
+		if e.state == StateAwaiting || e.state == StateRunning {
+			return false
+		}
+		m.counts.Deleted++
+		m.delete(e)
+		return true
+	})
+}
+
+// Retry implements Backend. An entry whose key has been taken by a live
+// entry meanwhile is left as it is.
+func (m *Memory[T, K]) Retry(ctx context.Context, f Filter[T, K], reset bool) (int, error) {
+	return m.each(ctx, f, func(e *mentry[T, K]) bool {
+		if !e.state.Final() {
+			return false
+		}
+		if !e.keyed {
+			if _, taken := m.byKey[e.key]; taken {
+				return false
+			}
+			m.byKey[e.key], e.keyed = e, true
+		}
+		l, _, _ := m.retention(e.state)
+		m.retained[l].remove(e)
+		if reset {
+			e.attempts, e.reruns, e.rescues, e.snoozes = 0, 0, 0, 0
+		}
+		e.finished = 0
+		m.setState(e, StatePending)
+		m.enqueue(e)
+		return true
+	})
+}
+
+var _ Backend[int, int] = (*Memory[int, int])(nil)
+
+// String describes the backend.
+func (m *Memory[T, K]) String() string { return fmt.Sprintf("memory(%s)", m.info.Name) }

@@ -1,0 +1,604 @@
+package sched
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	"golang.org/x/time/rate"
+
+	"github.com/jobkit/jobkit/governor"
+	"github.com/jobkit/jobkit/internal/keys"
+	"github.com/jobkit/jobkit/scope"
+)
+
+// Handler runs one job. Its error says how the run ended: nil succeeds; an
+// error made by Permanent, Snooze, Cancel or Rerun does what they say; any
+// other error, or a panic, is a failure that the queue's retry policy
+// retries. The job is valid only until the handler returns.
+type Handler[T any, K comparable] func(ctx context.Context, job *Job[T, K]) error
+
+// QueueConfig configures a queue of payloads of type T whose distinct keys
+// have type K. Only Handler is required.
+type QueueConfig[T any, K comparable] struct {
+	// Handler runs the jobs. Required.
+	Handler Handler[T, K]
+
+	// Key returns a payload's distinct key: at most one live entry per key.
+	// It may be nil when T is K: the payload is then its own key. A key
+	// that is not equal to itself (NaN) or cannot be hashed is refused by
+	// Add with an error wrapping ErrInvalid.
+	Key func(T) K
+
+	// Priority, in [MinPriority, MaxPriority], is the queue's weight when
+	// scheduling loops share the workers among queues, and the priority of
+	// its entries unless an add says otherwise. Defaults to MinPriority.
+	Priority int
+
+	// MaxConcurrency bounds the entries of the queue that run at once
+	// (and that are awaiting or running, when the bound is not lowered
+	// meanwhile). Defaults to 0: no bound but the workers.
+	MaxConcurrency int
+
+	// Rate bounds how many entries start per second, with bursts of up to
+	// Burst (a token bucket). Defaults to 0: no bound. Burst defaults to
+	// the ceiling of Rate, at least 1.
+	Rate  float64
+	Burst int
+
+	// Group, if not nil, returns a payload's group: entries of one group
+	// are taken together, in the order they were added, and run one after
+	// another by one worker; no two batches of a group run at once. An
+	// empty group is no group.
+	Group func(T) string
+
+	// BatchSize is the most entries a scheduling loop hands to a worker at
+	// once; the worker runs them one after another. Larger batches cost
+	// less per job; smaller ones spread jobs over more workers. Defaults to
+	// 16, at most 4096.
+	BatchSize int
+
+	// Weight is what a batch asks of the governor. Defaults to one slot.
+	Weight governor.Weight
+
+	// Retry is the retry policy of failed entries. Defaults to DefaultRetry.
+	Retry *RetryPolicy
+
+	// MaxReruns is how many runs of an entry may end without a result of
+	// their own (Rerun, a shutdown) before it is poisoned. Defaults to 25;
+	// negative is invalid.
+	MaxReruns int
+
+	// Retention says how long final entries are kept. Defaults to the
+	// scheduler's.
+	Retention *Retention
+
+	// BlockFailed makes a failed entry, while it is kept, refuse adds of
+	// its key, as live entries do. Defaults to false.
+	BlockFailed bool
+
+	// Backend stores the entries. Defaults to NewMemory[T, K]().
+	Backend Backend[T, K]
+
+	// Lease is how long a run may go without a heartbeat (Job.Heartbeat)
+	// before a reaper (package recovery) may rescue it: its context is
+	// cancelled and the entry runs again without spending an attempt. A
+	// lease starts when the entry is dispatched and again when its run
+	// starts. Defaults to 5 minutes; without a reaper nothing is rescued.
+	Lease time.Duration
+
+	// AutoRenew renews the lease of every run while its handler has not
+	// returned, at each pass of the reaper: then only a process that stops
+	// beating (a crash, with a shared backend) loses its runs, and a handler
+	// that hangs is never rescued. Defaults to false: handlers call
+	// Job.Heartbeat.
+	AutoRenew bool
+
+	// MaxRescues is how many times an entry may be rescued: the next rescue
+	// poisons it. Defaults to 3; negative is invalid.
+	MaxRescues int
+}
+
+const (
+	defaultBatch      = 16
+	maxBatch          = 4096
+	defaultMaxReruns  = 25
+	defaultMaxRescues = 3
+	defaultLease      = 5 * time.Minute
+)
+
+// Queue is a named queue of jobs with payloads of type T and distinct keys
+// of type K, registered on a Scheduler by NewQueue. All methods are safe
+// for concurrent use.
+type Queue[T any, K comparable] struct {
+	queueBase
+	handler  Handler[T, K]
+	keyOf    func(T) K
+	groupOf  func(T) string
+	keyKind  keys.Kind
+	policy   RetryPolicy
+	maxRerun int
+	backend  Backend[T, K]
+	batches  sync.Pool // of *batch[T, K]
+}
+
+// queueBase is the part of a queue the scheduler sees whatever its types.
+type queueBase struct {
+	s        *Scheduler
+	name     string
+	priority int
+	batch    int
+	weight   governor.Weight
+	grouped  bool
+
+	paused   atomic.Bool
+	maxConc  atomic.Int64 // 0: no bound
+	inflight atomic.Int64 // entries claimed and not settled
+	running  atomic.Int64 // entries started and not settled
+	limiter  atomic.Pointer[rate.Limiter]
+
+	// dmu serialises the dispatches of the queue, so that the cap and the
+	// rate limit are checked and consumed together; dispatching is set
+	// while a loop holds it, so that other loops pick other queues rather
+	// than wait for it.
+	dmu         sync.Mutex
+	dispatching atomic.Bool
+
+	// notified counts the backend's notifications; drained is the count
+	// seen before the last take that found nothing more to take. The queue
+	// may have entries ready while notified > drained.
+	notified atomic.Uint64
+	drained  atomic.Uint64
+	// due is when the earliest delayed entry is due (unix nanoseconds), or
+	// 0: the timekeeper promotes it then. dueMu orders its updates.
+	due   atomic.Int64
+	dueMu sync.Mutex
+
+	// blockedUntil skips the queue until then (unix nanoseconds) after the
+	// governor refused it for good.
+	blockedUntil atomic.Int64
+	retention    Retention
+	lease        time.Duration
+	autoRenew    bool
+	maxRescues   int
+
+	// Fairness, under the scheduler's mu: see pick.
+	pass     float64       // virtual time: slot-time used per unit of weight
+	avgRun   time.Duration // moving average of a run's duration
+	wasReady bool          // ready at the last pick
+
+	metrics *queueMetrics // nil when metrics are off
+	window  window        // runs that ended over the last minute
+	ended   atomic.Uint64 // runs that ended, ever
+}
+
+// NewQueue registers a queue named name (1 to 200 bytes of UTF-8) on s. It
+// returns an error wrapping ErrInvalid for an invalid name or config, ErrDuplicateQueue if the name
+// is taken, and ErrStopped once s was stopped. Queues may be registered
+// before or after Start.
+func NewQueue[T any, K comparable](s *Scheduler, name string, cfg QueueConfig[T, K]) (*Queue[T, K], error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil scheduler", ErrInvalid)
+	}
+	q := &Queue[T, K]{handler: cfg.Handler, keyOf: cfg.Key, groupOf: cfg.Group, keyKind: keys.Of[K]()}
+	if err := q.configure(s, name, &cfg); err != nil {
+		return nil, err
+	}
+	if err := q.backend.Open(QueueInfo{
+		Name: name, Notify: q.notify, Retention: *cfg.Retention,
+		BlockFailed: cfg.BlockFailed, Grouped: cfg.Group != nil,
+	}); err != nil {
+		return nil, err
+	}
+	q.batches.New = func() any { return &batch[T, K]{q: q, finished: true, liveAt: -1} }
+	if err := s.register(q); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// configure validates cfg, fills in its defaults and sets q up from it.
+func (q *Queue[T, K]) configure(s *Scheduler, name string, cfg *QueueConfig[T, K]) error {
+	switch {
+	case name == "" || len(name) > 200 || !utf8.ValidString(name):
+		return fmt.Errorf("%w: queue name %q (1 to 200 bytes of UTF-8)", ErrInvalid, name)
+	case cfg.Handler == nil:
+		return fmt.Errorf("%w: queue %q has no Handler", ErrInvalid, name)
+	case cfg.Key == nil && reflect.TypeFor[T]() != reflect.TypeFor[K]():
+		return fmt.Errorf("%w: queue %q needs a Key function: its payload type %v is not its key type %v",
+			ErrInvalid, name, reflect.TypeFor[T](), reflect.TypeFor[K]())
+	case cfg.Priority != 0 && (cfg.Priority < MinPriority || cfg.Priority > MaxPriority):
+		return fmt.Errorf("%w: queue %q Priority %d not in [%d, %d]", ErrInvalid, name, cfg.Priority, MinPriority, MaxPriority)
+	case cfg.MaxConcurrency < 0:
+		return fmt.Errorf("%w: queue %q MaxConcurrency %d < 0", ErrInvalid, name, cfg.MaxConcurrency)
+	case cfg.BatchSize < 0 || cfg.BatchSize > maxBatch:
+		return fmt.Errorf("%w: queue %q BatchSize %d not in [0, %d]", ErrInvalid, name, cfg.BatchSize, maxBatch)
+	case cfg.MaxReruns < 0:
+		return fmt.Errorf("%w: queue %q MaxReruns %d < 0", ErrInvalid, name, cfg.MaxReruns)
+	case cfg.MaxRescues < 0:
+		return fmt.Errorf("%w: queue %q MaxRescues %d < 0", ErrInvalid, name, cfg.MaxRescues)
+	case cfg.Lease < 0:
+		return fmt.Errorf("%w: queue %q Lease %v < 0", ErrInvalid, name, cfg.Lease)
+	}
+	lim, err := newLimiter(cfg.Rate, cfg.Burst)
+	if err != nil {
+		return fmt.Errorf("queue %q: %w", name, err)
+	}
+	if cfg.Priority == 0 {
+		cfg.Priority = MinPriority
+	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = defaultBatch
+	}
+	if cfg.MaxReruns == 0 {
+		cfg.MaxReruns = defaultMaxReruns
+	}
+	if cfg.MaxRescues == 0 {
+		cfg.MaxRescues = defaultMaxRescues
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = defaultLease
+	}
+	q.policy = DefaultRetry
+	if cfg.Retry != nil {
+		if err := cfg.Retry.Validate(); err != nil {
+			return fmt.Errorf("queue %q: %w", name, err)
+		}
+		q.policy = *cfg.Retry
+	}
+	if cfg.Retention == nil {
+		cfg.Retention = s.cfg.Retention
+	} else if err := cfg.Retention.validate(); err != nil {
+		return fmt.Errorf("queue %q: %w", name, err)
+	}
+	if cfg.Backend == nil {
+		cfg.Backend = NewMemory[T, K]()
+	}
+	q.s, q.name, q.priority, q.batch, q.weight = s, name, cfg.Priority, cfg.BatchSize, cfg.Weight
+	q.grouped, q.maxRerun, q.backend = cfg.Group != nil, cfg.MaxReruns, cfg.Backend
+	q.retention = *cfg.Retention
+	q.lease, q.autoRenew, q.maxRescues = cfg.Lease, cfg.AutoRenew, cfg.MaxRescues
+	q.maxConc.Store(int64(cfg.MaxConcurrency))
+	q.limiter.Store(lim)
+	if s.cfg.Metrics != nil {
+		q.metrics = newQueueMetrics(s.cfg.Metrics, name)
+	}
+	return nil
+}
+
+// newLimiter returns a token bucket for r entries a second with bursts of
+// burst, nil for no limit, or an error for invalid values.
+func newLimiter(r float64, burst int) (*rate.Limiter, error) {
+	switch {
+	case !(r >= 0) || math.IsInf(r, 1):
+		return nil, fmt.Errorf("%w: Rate %v is not a finite number ≥ 0", ErrInvalid, r)
+	case burst < 0:
+		return nil, fmt.Errorf("%w: Burst %d < 0", ErrInvalid, burst)
+	case r == 0 && burst > 0:
+		return nil, fmt.Errorf("%w: Burst %d without a Rate", ErrInvalid, burst)
+	case r == 0:
+		return nil, nil
+	}
+	if burst == 0 {
+		burst = max(1, int(math.Ceil(r)))
+	}
+	return rate.NewLimiter(rate.Limit(r), burst), nil
+}
+
+// Name returns the queue's name.
+func (q *Queue[T, K]) Name() string { return q.name }
+
+// AddOption modifies one Add. Make them with At, After, WithPriority,
+// WithRetry and Disabled.
+type AddOption struct {
+	kind     optionKind
+	at       time.Time
+	after    time.Duration
+	priority int
+	retry    RetryPolicy
+}
+
+type optionKind uint8
+
+const (
+	optAt optionKind = iota + 1
+	optAfter
+	optPriority
+	optRetry
+	optDisabled
+)
+
+// At adds the entry delayed until t: it becomes pending at t (at once if t
+// has passed).
+func At(t time.Time) AddOption { return AddOption{kind: optAt, at: t} }
+
+// After adds the entry delayed by d (not at all if d ≤ 0).
+func After(d time.Duration) AddOption { return AddOption{kind: optAfter, after: d} }
+
+// WithPriority adds the entry with priority p, in [MinPriority,
+// MaxPriority], instead of the queue's.
+func WithPriority(p int) AddOption { return AddOption{kind: optPriority, priority: p} }
+
+// WithRetry adds the entry with its own retry policy.
+func WithRetry(p RetryPolicy) AddOption { return AddOption{kind: optRetry, retry: p} }
+
+// Disabled adds the entry disabled: it is never dispatched until enabled.
+func Disabled() AddOption { return AddOption{kind: optDisabled} }
+
+// key returns the distinct key of payload v.
+func (q *Queue[T, K]) key(v T) K {
+	if q.keyOf != nil {
+		return q.keyOf(v)
+	}
+	return *(*K)(unsafe.Pointer(&v)) // T is K: checked by NewQueue
+}
+
+// Add adds a job with payload v. It returns the new entry's ID and true;
+// or, if an entry with v's key is live (delayed, pending, awaiting or
+// running, and failed with BlockFailed), that entry's ID and false.
+//
+// It returns an error wrapping ErrInvalid for a nil or done ctx, an invalid
+// key (NaN, or unhashable) or option, ErrStopped once the scheduler was
+// stopped, and the backend's error if it fails; nothing is added then.
+func (q *Queue[T, K]) Add(ctx context.Context, v T, opts ...AddOption) (ID, bool, error) {
+	if err := q.s.checkAdd(ctx); err != nil {
+		return 0, false, err
+	}
+	var e NewEntry[T, K]
+	if err := q.newEntry(&e, v, opts); err != nil {
+		return 0, false, err
+	}
+	return q.add(ctx, &e)
+}
+
+func (q *Queue[T, K]) add(ctx context.Context, e *NewEntry[T, K]) (ID, bool, error) {
+	id, added, err := q.backend.Add(ctx, *e)
+	if err != nil || !added {
+		return id, added, err
+	}
+	if e.RunAt.After(e.Now) {
+		q.lowerDue(e.RunAt)
+	}
+	if m := q.metrics; m != nil {
+		m.adds.Inc()
+	}
+	return id, true, nil
+}
+
+// newEntry fills in e for payload v with opts.
+func (q *Queue[T, K]) newEntry(e *NewEntry[T, K], v T, opts []AddOption) error {
+	k := q.key(v)
+	if !keys.Valid(q.keyKind, k) {
+		return fmt.Errorf("%w: key %s is not equal to itself or cannot be hashed", ErrInvalid, keys.Describe(k))
+	}
+	now := q.s.clock.Now()
+	*e = NewEntry[T, K]{Key: k, Payload: v, Priority: q.priority, Now: now}
+	if q.groupOf != nil {
+		e.Group = q.groupOf(v)
+	}
+	for i := range opts {
+		o := &opts[i]
+		switch o.kind {
+		case optAt:
+			e.RunAt = o.at
+		case optAfter:
+			e.RunAt = now.Add(o.after)
+		case optPriority:
+			if o.priority < MinPriority || o.priority > MaxPriority {
+				return fmt.Errorf("%w: priority %d not in [%d, %d]", ErrInvalid, o.priority, MinPriority, MaxPriority)
+			}
+			e.Priority = o.priority
+		case optRetry:
+			if err := o.retry.Validate(); err != nil {
+				return err
+			}
+			e.Retry = &o.retry
+		case optDisabled:
+			e.Disabled = true
+		default:
+			return fmt.Errorf("%w: zero AddOption", ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// Result is the outcome of one add of AddAll.
+type Result struct {
+	// ID is the new entry's, or that of the live entry that blocked it.
+	ID ID
+	// Added reports whether an entry was added.
+	Added bool
+}
+
+// AddAll adds a job for each payload, with the same options, and returns a
+// result for each, in order. On an error it returns the results of the
+// payloads before the one that failed: those were added.
+func (q *Queue[T, K]) AddAll(ctx context.Context, vs []T, opts ...AddOption) ([]Result, error) {
+	if err := q.s.checkAdd(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]Result, 0, len(vs))
+	var e NewEntry[T, K]
+	for _, v := range vs {
+		if err := q.newEntry(&e, v, opts); err != nil {
+			return out, err
+		}
+		id, added, err := q.add(ctx, &e)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Result{id, added})
+	}
+	return out, nil
+}
+
+// notify is the backend's QueueInfo.Notify.
+func (q *Queue[T, K]) notify() {
+	q.notified.Add(1)
+	q.s.wakeLoops()
+}
+
+// lowerDue makes the queue's due time at most t, and wakes the timekeeper
+// if it would sleep past it.
+func (q *queueBase) lowerDue(t time.Time) {
+	ns := t.UnixNano()
+	q.dueMu.Lock()
+	if d := q.due.Load(); d == 0 || ns < d {
+		q.due.Store(ns)
+	}
+	q.dueMu.Unlock()
+	q.s.wakeTimekeeper(ns)
+}
+
+// promote makes the queue's due entries pending at now and returns when the
+// next one is due (0: none).
+func (q *Queue[T, K]) promote(ctx context.Context, now time.Time) int64 {
+	q.dueMu.Lock()
+	defer q.dueMu.Unlock()
+	t, ok, err := q.backend.Promote(ctx, now)
+	switch {
+	case err != nil:
+		q.s.warn("backend Promote failed", q.name, err)
+		return q.due.Load()
+	case ok:
+		q.due.Store(t.UnixNano())
+	default:
+		q.due.Store(0)
+	}
+	return q.due.Load()
+}
+
+// atCap reports whether as many entries run as the cap allows: a worker
+// starts no further entry of its batch then (the cap may have been lowered
+// since the batch was taken).
+func (q *queueBase) atCap() bool {
+	c := q.maxConc.Load()
+	return c > 0 && q.running.Load() >= c
+}
+
+// Pause stops dispatching the queue's entries: queued entries stay, running
+// ones finish. Pause is idempotent.
+func (q *Queue[T, K]) Pause() { q.paused.Store(true) }
+
+// Resume dispatches the queue's entries again after Pause.
+func (q *Queue[T, K]) Resume() {
+	q.paused.Store(false)
+	q.s.wakeLoops()
+}
+
+// Paused reports whether the queue is paused.
+func (q *Queue[T, K]) Paused() bool { return q.paused.Load() }
+
+// SetMaxConcurrency changes the queue's MaxConcurrency. Entries already
+// running are not stopped; a lower bound applies as they finish.
+func (q *Queue[T, K]) SetMaxConcurrency(n int) error {
+	if n < 0 {
+		return fmt.Errorf("%w: MaxConcurrency %d < 0", ErrInvalid, n)
+	}
+	q.maxConc.Store(int64(n))
+	q.s.wakeLoops()
+	return nil
+}
+
+// SetRate changes the queue's rate limit (see QueueConfig.Rate); 0 removes
+// it. The bucket starts full.
+func (q *Queue[T, K]) SetRate(r float64, burst int) error {
+	lim, err := newLimiter(r, burst)
+	if err != nil {
+		return err
+	}
+	q.limiter.Store(lim)
+	q.s.wakeLoops()
+	return nil
+}
+
+// Disable keeps the live entry with the ID from being dispatched until
+// Enable; it keeps blocking adds of its key. Enable makes it dispatchable
+// again (at the tail of its priority, if it is pending).
+func (q *Queue[T, K]) Disable(ctx context.Context, id ID) error {
+	return q.backend.SetDisabled(ctx, id, true)
+}
+
+// Enable undoes Disable.
+func (q *Queue[T, K]) Enable(ctx context.Context, id ID) error {
+	return q.backend.SetDisabled(ctx, id, false)
+}
+
+// Counts returns the numbers of the queue's entries in each state.
+func (q *Queue[T, K]) Counts(ctx context.Context) (Counts, error) { return q.backend.Counts(ctx) }
+
+// Get returns the entry with the ID, or ErrNotFound.
+func (q *Queue[T, K]) Get(ctx context.Context, id ID) (Entry[T, K], error) {
+	return q.backend.Get(ctx, id)
+}
+
+// dispatch takes up to a batch of entries for a worker that holds permit,
+// within the queue's cap and rate limit; pick charged the queue charged for
+// it. It returns the batch, or nil with nothing taken.
+func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit governor.Permit, charged time.Duration) work {
+	q.dmu.Lock()
+	q.dispatching.Store(true)
+	defer func() {
+		q.dispatching.Store(false)
+		q.dmu.Unlock()
+	}()
+	max := q.batch
+	if c := q.maxConc.Load(); c > 0 {
+		room := c - q.inflight.Load()
+		if room <= 0 {
+			return nil
+		}
+		max = int(min(int64(max), room))
+	}
+	lim := q.limiter.Load()
+	if lim != nil {
+		tokens := lim.TokensAt(now)
+		if tokens < 1 {
+			return nil
+		}
+		max = int(min(float64(max), math.Floor(tokens)))
+	}
+	b := q.batches.Get().(*batch[T, K])
+	sc := scope.New()
+	defer func() {
+		if v := recover(); v != nil {
+			// The backend panicked (see Scheduler.dispatch): whatever it
+			// claimed goes back when the scope closes.
+			_ = sc.Close(scope.Failed(fmt.Errorf("sched: backend panicked: %v", v)))
+			panic(v)
+		}
+	}()
+	seen := q.notified.Load()
+	req := TakeRequest{Now: now, Max: max}
+	if q.lease > 0 {
+		req.LeaseUntil = now.Add(q.lease)
+	}
+	claims, err := q.backend.Take(ctx, sc, req, b.claims[:0])
+	if err != nil {
+		q.s.warn("backend Take failed", q.name, err)
+	}
+	if len(claims) == 0 || (len(claims) < max && !q.grouped) {
+		q.drained.Store(seen)
+	}
+	if len(claims) == 0 {
+		_ = sc.Close(scope.Succeeded())
+		q.batches.Put(b)
+		return nil
+	}
+	if lim != nil {
+		lim.AllowN(now, len(claims))
+	}
+	q.inflight.Add(int64(len(claims)))
+	b.begin(sc, claims, permit, now, charged, q.s.rescue.Load())
+	q.s.enlive(b)
+	if m := q.metrics; m != nil {
+		m.dispatched(b)
+	}
+	return b
+}

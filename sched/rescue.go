@@ -1,0 +1,109 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Rescue describes one claim a reaper took back because its lease lapsed.
+type Rescue struct {
+	Queue string
+	ID    ID
+	// Gen is the generation of the run that lost the claim: a late result
+	// of it is ignored.
+	Gen uint64
+	// Running reports that a handler was running: its context was
+	// cancelled and its worker replaced. Otherwise the entry was waiting in
+	// a batch and went back to pending.
+	Running bool
+	// Poisoned reports that the entry had been rescued MaxRescues times:
+	// it is poisoned instead of run again.
+	Poisoned bool
+}
+
+// EnableRescue gives every batch dispatched from now on a context of its
+// own, which a rescue cancels (see Reap); without it a rescued handler's
+// context is only cancelled at StopAndCancel. It costs a context, about
+// one allocation, per batch. Package recovery calls it before Start.
+func (i *Inspector) EnableRescue() { i.s.rescue.Store(true) }
+
+// Reap renews the leases of the runs of queues with AutoRenew whose
+// handlers have not returned, then rescues every claim whose lease ended
+// before now − grace: a running one has its context cancelled and its
+// entry run again without spending an attempt (or poisoned, past
+// MaxRescues), and its worker is replaced, so that capacity does not dip
+// while the old handler hangs; one waiting in a batch goes back to pending.
+// A claim held by no batch of this process (a shared backend's, of another
+// process) is rescued in the backend alone. Every rescue is fenced by the
+// run's generation: a late result of the old run is ignored. Reap returns
+// what it rescued. It is what a reaper (package recovery) calls once per
+// interval.
+func (i *Inspector) Reap(ctx context.Context, now time.Time, grace time.Duration) ([]Rescue, error) {
+	if grace < 0 {
+		return nil, fmt.Errorf("%w: grace %v < 0", ErrInvalid, grace)
+	}
+	lives := i.s.lives()
+	for _, b := range lives {
+		b.renew(now)
+	}
+	rs, err := i.queues(&Query{})
+	if err != nil {
+		return nil, err
+	}
+	var out []Rescue
+	var errs []error
+	for _, r := range rs {
+		got, err := r.reap(ctx, now, now.Add(-grace), lives)
+		out = append(out, got...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Abandoned returns how many handlers of rescued or abandoned runs have not
+// returned yet: Go cannot stop a goroutine, so each keeps one.
+func (i *Inspector) Abandoned() int { return int(i.s.abandoned.Load()) }
+
+// reap rescues the claims of q whose leases ended before before.
+func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time, lives []live) ([]Rescue, error) {
+	claims, err := q.backend.Expired(ctx, before, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []Rescue
+	for i := range claims {
+		c := &claims[i]
+		r := Rescue{Queue: q.name, ID: c.ID, Gen: c.Gen}
+		held := false
+		for _, b := range lives {
+			if held, r.Running, r.Poisoned = b.rescue(&q.queueBase, c.ID, c.Gen); held {
+				break
+			}
+		}
+		if !held {
+			// Not in this process's hands: another process's, or its batch
+			// ended since Expired looked. The backend fences it.
+			o := Outcome{Kind: OutcomeRerun, Finished: now, Rescued: true}
+			if c.Rescues >= q.maxRescues {
+				o.Kind, r.Poisoned = OutcomePoisoned, true
+				o.Err = &RunError{Attempt: c.Attempts + 1, At: now, Type: "rescue",
+					Message: fmt.Sprintf("poisoned: its lease lapsed %d times", c.Rescues+1)}
+			}
+			if err := q.backend.Settle(ctx, c, o); err != nil {
+				if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
+					continue
+				}
+				return out, err
+			}
+			if o.Kind == OutcomePoisoned {
+				q.s.retained(&q.queueBase, o.Kind, now)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

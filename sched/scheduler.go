@@ -1,0 +1,602 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jobkit/jobkit/governor"
+	"github.com/jobkit/jobkit/internal/stack"
+)
+
+// Scheduler runs the handlers of the jobs added to its queues: a few
+// scheduling loops pick a queue, ask the governor, take a batch of entries
+// and hand it to one of many processing workers. See the package
+// documentation for the semantics.
+//
+// A Scheduler is made by New; the zero value is not usable. All methods are
+// safe for concurrent use.
+type Scheduler struct {
+	cfg   Config
+	gov   *governor.Governor
+	clock Clock
+	log   *slog.Logger
+
+	// mu guards the queue registry, the lifecycle flags and the fairness
+	// fields of every queue (see pick).
+	mu      sync.Mutex
+	queues  []runner
+	byName  map[string]runner
+	started bool
+	stopped bool
+	rr      int // where the next pick starts, for ties
+	// readyScratch is pick's list of ready queues.
+	readyScratch []int
+
+	stopping  atomic.Bool // Stop was called: nothing new starts
+	cancelled atomic.Bool // StopAndCancel was called
+
+	// life serialises Start and Stop.
+	life        sync.Mutex
+	runCtx      context.Context // the handlers' context, owned: cancelled by StopAndCancel
+	cancelRun   context.CancelCauseFunc
+	loopCtx     context.Context // the loops' and helpers' context, owned: cancelled by Stop
+	cancelLoops context.CancelCauseFunc
+	loops       sync.WaitGroup
+	workers     sync.WaitGroup
+	helpers     sync.WaitGroup
+	workCh      chan work    // set by Start, then never changed
+	workClosed  bool         // guarded by mu
+	idle        atomic.Int64 // workers waiting for work
+
+	// liveMu guards the batches in workers' hands, for the reaper and
+	// Stop. abandoned counts the workers whose batch was abandoned while a
+	// handler ran and that have not returned yet.
+	liveMu    sync.Mutex
+	live      []live
+	abandoned atomic.Int64
+	// rescue gives each batch a context of its own, for the reaper to
+	// cancel (see Inspector.EnableRescue).
+	rescue atomic.Bool
+
+	// Wakeups of the loops: waiters counts the loops that wait, each on its
+	// channel in wakes (made by Start, one per loop).
+	waiters atomic.Int32
+	wakes   []chan struct{}
+
+	// The timekeeper promotes delayed entries when they are due and deletes
+	// final entries when they expire, on one timer for all of them;
+	// keeperAt is when it will next look (unix nanoseconds, 0: not before
+	// it is woken).
+	keeperWake chan struct{}
+	keeperAt   atomic.Int64
+}
+
+// runner is a queue as the scheduler sees it, whatever its types.
+type runner interface {
+	base() *queueBase
+	dispatch(ctx context.Context, now time.Time, permit governor.Permit, charged time.Duration) work
+	promote(ctx context.Context, now time.Time) int64
+	expire(ctx context.Context, now time.Time) (time.Time, bool)
+	counts(ctx context.Context) (Counts, error)
+	list(ctx context.Context, q *Query, after ID) iter.Seq2[Summary, error]
+	get(ctx context.Context, id ID) (Summary, error)
+	delete(ctx context.Context, q *Query) (int, error)
+	retry(ctx context.Context, q *Query, reset bool) (int, error)
+	setDisabled(ctx context.Context, id ID, disabled bool) error
+	reap(ctx context.Context, now, before time.Time, lives []live) ([]Rescue, error)
+	one(ctx context.Context, id ID, do func(*one) (int, error)) error
+	retryOne(ctx context.Context, o *one, reset bool) (int, error)
+	deleteOne(ctx context.Context, o *one) (int, error)
+}
+
+func (q *queueBase) base() *queueBase { return q }
+
+func (q *Queue[T, K]) expire(ctx context.Context, now time.Time) (time.Time, bool) {
+	t, ok, err := q.backend.Expire(ctx, now)
+	if err != nil {
+		q.s.warn("backend Expire failed", q.name, err)
+	}
+	return t, ok
+}
+
+func (q *Queue[T, K]) counts(ctx context.Context) (Counts, error) { return q.backend.Counts(ctx) }
+
+// New returns a Scheduler configured by cfg, or an error wrapping
+// ErrInvalid. It starts no goroutine: queues can be registered and jobs
+// added before Start, and wait for it.
+func New(cfg Config) (*Scheduler, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Scheduler{
+		cfg: cfg, gov: cfg.Governor, clock: cfg.Clock, log: cfg.Logger,
+		byName:     make(map[string]runner),
+		keeperWake: make(chan struct{}, 1),
+	}
+	if s.gov == nil {
+		// Slots only: never started, the governor has no reading and
+		// admits on slots alone; it still accounts usage by queue.
+		s.gov, err = governor.New(governor.Config{
+			Slots:   cfg.Workers,
+			Sampler: governor.SamplerFunc(func(context.Context) (governor.Reading, error) { return governor.Reading{}, nil }),
+			NowFunc: cfg.Clock.Now,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sched: internal governor: %w", err)
+		}
+	}
+	s.runCtx, s.cancelRun = context.WithCancelCause(context.Background())
+	s.loopCtx, s.cancelLoops = context.WithCancelCause(context.Background())
+	return s, nil
+}
+
+// register adds q to the registry.
+func (s *Scheduler) register(q runner) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := q.base()
+	switch {
+	case s.stopped:
+		return ErrStopped
+	case s.byName[b.name] != nil:
+		return fmt.Errorf("%w: %q", ErrDuplicateQueue, b.name)
+	}
+	s.byName[b.name] = q
+	s.queues = append(s.queues, q)
+	b.pass = s.minPassLocked()
+	return nil
+}
+
+// checkAdd returns the error of an add under ctx, if any.
+func (s *Scheduler) checkAdd(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.stopping.Load() {
+		return ErrStopped
+	}
+	return nil
+}
+
+// Start starts the scheduling loops, the workers and the janitor, which
+// run until Stop. It returns ErrStopped after Stop, and an error wrapping
+// ErrInvalid for a nil ctx; a second call does nothing. Cancelling ctx
+// after Start returns does not stop the scheduler.
+func (s *Scheduler) Start(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.mu.Lock()
+	stopped, started := s.stopped, s.started
+	s.started = !stopped // a Start refused after Stop starts nothing
+	s.mu.Unlock()
+	switch {
+	case stopped:
+		return ErrStopped
+	case started:
+		return nil
+	}
+	s.workCh = make(chan work)
+	s.workers.Add(s.cfg.Workers)
+	for range s.cfg.Workers {
+		go s.worker()
+	}
+	s.wakes = make([]chan struct{}, s.cfg.Loops)
+	for i := range s.wakes {
+		s.wakes[i] = make(chan struct{}, 1)
+	}
+	s.loops.Add(s.cfg.Loops)
+	for _, wake := range s.wakes {
+		go s.loop(s.loopCtx, wake)
+	}
+	s.helpers.Add(1)
+	go s.timekeeper(s.loopCtx)
+	if s.cfg.Metrics != nil {
+		s.helpers.Add(1)
+		go s.metricsLoop(s.loopCtx)
+	}
+	return nil
+}
+
+// Stop stops the scheduler and drains it: nothing new starts, and Stop
+// waits until the running handlers have returned; entries not started yet
+// go back to pending, delayed entries stay delayed. A Stop called by a
+// handler does not wait for the handlers (it would wait for itself): it
+// stops the scheduler and returns. It returns ctx's error
+// if ctx is done first (the handlers go on, and a later Stop waits again).
+// After Stop, Add returns ErrStopped. Stop is idempotent and safe without
+// Start; it returns an error wrapping ErrInvalid for a nil ctx.
+func (s *Scheduler) Stop(ctx context.Context) error {
+	return s.stop(ctx, false)
+}
+
+// StopAndCancel is Stop that also cancels the context of the running
+// handlers, with cause ErrStopped: a handler that returns the context's
+// error then ends its run as a rerun, without spending an attempt. If ctx
+// is done before every handler has returned, StopAndCancel abandons the
+// runs still going: their entries go back to pending as reruns (a late
+// result of theirs is ignored), their handlers keep their goroutines until
+// they return (Inspector.Abandoned counts them), and it returns an error
+// wrapping ErrAbandoned. It never waits for runs a reaper rescued earlier.
+func (s *Scheduler) StopAndCancel(ctx context.Context) error {
+	return s.stop(ctx, true)
+}
+
+func (s *Scheduler) stop(ctx context.Context, cancel bool) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalid)
+	}
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.mu.Lock()
+	started := s.started
+	s.stopped = true
+	s.mu.Unlock()
+	s.stopping.Store(true)
+	if cancel {
+		s.cancelled.Store(true)
+		s.cancelRun(ErrStopped)
+	}
+	s.cancelLoops(ErrStopped)
+	if !started {
+		return nil
+	}
+	if err := wait(ctx, &s.loops); err != nil {
+		return err
+	}
+	s.closeWork()
+	if inHandler() {
+		// Called by a handler: waiting for the workers would wait for
+		// itself. The stop goes on without it.
+		return wait(ctx, &s.helpers)
+	}
+	if err := wait(ctx, &s.workers); err != nil {
+		if !cancel {
+			return err
+		}
+		// StopAndCancel ran out of time: abandon the runs still going.
+		// Their entries go back to pending; their handlers keep their
+		// goroutines until they return.
+		n := 0
+		for _, b := range s.lives() {
+			if b.abandon() {
+				n++
+			}
+		}
+		if n > 0 {
+			s.log.Warn("sched: stop abandoned runs whose handlers did not return", slog.Int("runs", n))
+			// What is left ends promptly: the workers not abandoned have
+			// no batch, and the helpers' context is cancelled.
+			s.workers.Wait()
+			s.helpers.Wait()
+			return fmt.Errorf("%w: %d runs", ErrAbandoned, n)
+		}
+		return err
+	}
+	return wait(ctx, &s.helpers)
+}
+
+// closeWork closes the workers' channel once.
+func (s *Scheduler) closeWork() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.workClosed {
+		close(s.workCh)
+		s.workClosed = true
+	}
+}
+
+// wait waits for wg, or until ctx is done.
+func wait(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// inHandler reports whether the calling goroutine runs a handler: whether
+// a batch's call is on its stack. It walks the stack: Stop alone asks.
+func inHandler() bool {
+	return stack.Within(func(fn string) bool {
+		return strings.HasPrefix(fn, "github.com/jobkit/jobkit/sched.(*batch[") && strings.HasSuffix(fn, "]).call")
+	})
+}
+
+// stopCancelled reports whether err is a handler's report of the
+// cancellation by StopAndCancel.
+func (s *Scheduler) stopCancelled(err error) bool {
+	return s.cancelled.Load() && (errors.Is(err, context.Canceled) || errors.Is(err, ErrStopped))
+}
+
+// worker runs work until the channel closes. If a handler ends the
+// goroutine (runtime.Goexit), the batch has settled on its way out and a
+// new worker takes this one's place. If its batch was abandoned, another
+// worker took its place then (handOver), and this goroutine ends as soon
+// as the batch's run returns: it does not rejoin the pool.
+func (s *Scheduler) worker() {
+	normal := false
+	var cur work
+	defer func() {
+		switch {
+		case cur != nil && cur.wasAbandoned():
+			s.abandoned.Add(-1) // its place was handed over
+		case !normal:
+			s.workers.Add(1) // before Done: Stop's wait cannot finish between them
+			go s.worker()
+			s.workers.Done()
+		default:
+			s.workers.Done()
+		}
+	}()
+	// workCh is set by Start before the first worker and never changes:
+	// a worker started after the channel closed (one replacing a worker
+	// that ended in runtime.Goexit during Stop) sees it closed and ends.
+	ch := s.workCh
+	for {
+		s.idle.Add(1)
+		s.wakeLoops()
+		w, ok := <-ch
+		if !ok {
+			normal = true
+			return
+		}
+		cur = w
+		if w.run() {
+			normal = true
+			return
+		}
+		cur = nil
+	}
+}
+
+// enlive registers the batch b as in a worker's hands.
+func (s *Scheduler) enlive(b live) {
+	s.liveMu.Lock()
+	b.setLiveAt(len(s.live))
+	s.live = append(s.live, b)
+	s.liveMu.Unlock()
+}
+
+// unlive removes b from the live batches.
+func (s *Scheduler) unlive(b live) {
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	i := b.liveIndex()
+	if i < 0 || i >= len(s.live) || s.live[i] != b {
+		return
+	}
+	last := len(s.live) - 1
+	s.live[i] = s.live[last]
+	s.live[i].setLiveAt(i)
+	s.live[last] = nil
+	s.live = s.live[:last]
+	b.setLiveAt(-1)
+}
+
+// lives returns a copy of the live batches: their methods take their own
+// locks, which must not be taken under liveMu.
+func (s *Scheduler) lives() []live {
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	return slices.Clone(s.live)
+}
+
+// handOver accounts for a worker lost inside an abandoned batch's handler:
+// unless the scheduler stops, a new worker takes its place at once.
+func (s *Scheduler) handOver() {
+	s.abandoned.Add(1)
+	if !s.stopping.Load() {
+		s.workers.Add(1)
+		go s.worker()
+	}
+	s.workers.Done()
+}
+
+// workDone is called when a worker finished a batch: its queue has room
+// again.
+func (s *Scheduler) workDone() { s.wakeLoops() }
+
+// reserveWorker takes an idle worker for a batch, or reports false.
+func (s *Scheduler) reserveWorker() bool {
+	for {
+		n := s.idle.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.idle.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
+
+func (s *Scheduler) unreserveWorker() { s.idle.Add(1) }
+
+// listen returns the loop's wake channel, which receives at the next
+// wakeLoops. Every listen is followed by one unlisten.
+func (s *Scheduler) listen(wake chan struct{}) <-chan struct{} {
+	s.waiters.Add(1)
+	return wake
+}
+
+func (s *Scheduler) unlisten() { s.waiters.Add(-1) }
+
+// wakeLoops wakes the loops that wait. A change that may make a queue
+// ready is published before wakeLoops, and a loop listens before it looks:
+// one of the two sees the other. Each loop has a wake channel with room for
+// one wakeup, so that a wakeup allocates nothing and is not lost if the
+// loop is between its look and its wait; a loop may so wake once for
+// nothing.
+func (s *Scheduler) wakeLoops() {
+	if s.waiters.Load() == 0 {
+		return
+	}
+	for _, c := range s.wakes {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// warn logs a failure of a queue's backend or governor.
+func (s *Scheduler) warn(msg, queue string, err error) {
+	s.log.Warn("sched: "+msg, slog.String("queue", queue), slog.Any("error", err))
+}
+
+// retained tells the timekeeper that an entry of q reached a final state
+// at fin, so that it deletes it when it expires.
+func (s *Scheduler) retained(q *queueBase, kind OutcomeKind, fin time.Time) {
+	if ttl := q.ttl(kind); ttl > 0 {
+		s.wakeTimekeeper(fin.Add(ttl).UnixNano())
+	}
+}
+
+// wakeTimekeeper wakes the timekeeper if it would look later than at (unix
+// nanoseconds).
+func (s *Scheduler) wakeTimekeeper(at int64) {
+	if k := s.keeperAt.Load(); k <= 1 || at < k { // 0: asleep with no timer; 1: awake, looking
+		select {
+		case s.keeperWake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// timekeeper promotes delayed entries when they are due and deletes final
+// entries when they expire, sleeping on one timer until the earliest of
+// these times or until woken by a sooner one.
+func (s *Scheduler) timekeeper(ctx context.Context) {
+	defer s.helpers.Done()
+	timer := s.clock.NewTimer()
+	defer timer.Stop()
+	for {
+		// Publish "awake" before looking, so that a sooner time set while
+		// it looks wakes it again.
+		s.keeperAt.Store(1)
+		now := s.clock.Now()
+		n := now.UnixNano()
+		var next int64
+		soonest := func(t int64) {
+			if t != 0 && (next == 0 || t < next) {
+				next = t
+			}
+		}
+		s.mu.Lock()
+		queues := s.queues
+		s.mu.Unlock()
+		for _, q := range queues {
+			due, exp := s.keep(ctx, q, now)
+			soonest(due)
+			soonest(exp)
+		}
+		s.keeperAt.Store(next)
+		if next != 0 {
+			timer.Reset(time.Duration(next - n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.keeperWake:
+		case <-timer.C():
+		}
+		timer.Stop()
+	}
+}
+
+// Clock returns the scheduler's clock (Config.Clock).
+func (s *Scheduler) Clock() Clock { return s.clock }
+
+// Logger returns the scheduler's logger (Config.Logger).
+func (s *Scheduler) Logger() *slog.Logger { return s.log }
+
+// keep promotes q's due entries and deletes its expired ones at now, and
+// returns when it next has one due and one expiring (unix nanoseconds, 0:
+// none). A panic of q's backend is contained: logged, and q is looked at
+// again in a second.
+func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp int64) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.contain(q.base(), "backend panicked in Promote or Expire", v)
+			due, exp = now.Add(time.Second).UnixNano(), 0
+		}
+	}()
+	due = q.base().due.Load()
+	if due != 0 && due <= now.UnixNano() {
+		due = q.promote(ctx, now)
+	}
+	if t, ok := q.expire(ctx, now); ok {
+		exp = t.UnixNano()
+	}
+	return due, exp
+}
+
+// Queue returns the queue registered as name, with the types it was
+// registered with, or an error wrapping ErrUnknownQueue.
+func QueueOf[T any, K comparable](s *Scheduler, name string) (*Queue[T, K], error) {
+	s.mu.Lock()
+	r := s.byName[name]
+	s.mu.Unlock()
+	if r == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownQueue, name)
+	}
+	q, ok := r.(*Queue[T, K])
+	if !ok {
+		return nil, fmt.Errorf("%w: queue %q has other types", ErrInvalid, name)
+	}
+	return q, nil
+}
+
+// ttl is how long q keeps an entry that ended with kind.
+func (q *queueBase) ttl(kind OutcomeKind) time.Duration {
+	r := q.retention
+	switch kind {
+	case OutcomeSucceeded:
+		return r.Succeeded
+	case OutcomeCancelled:
+		return r.Cancelled
+	}
+	return r.Failed
+}
+
+// minPassLocked returns the smallest virtual time of the ready queues, or
+// of all of them, or 0.
+func (s *Scheduler) minPassLocked() float64 {
+	min, any := math.Inf(1), false
+	for _, q := range s.queues {
+		if b := q.base(); b.wasReady || !any {
+			if b.pass < min || !any {
+				min = b.pass
+			}
+			any = true
+		}
+	}
+	if !any {
+		return 0
+	}
+	return min
+}

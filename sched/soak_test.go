@@ -1,0 +1,76 @@
+package sched_test
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jobkit/jobkit/sched"
+)
+
+// TestRetentionSoak runs 10,000,000 jobs (-short: 300,000, kept 50ms)
+// through a queue that keeps succeeded entries for a second, and checks that the heap stays
+// bounded: what a second of jobs holds, whatever the number of jobs. The
+// heap is sampled every 100,000 jobs; the peak over the last third of the
+// run may not exceed the peak over the middle third by more than a quarter
+// and 16 MB, for the noise of a small heap (the first third is the
+// warm-up, the first second of retention). It logs
+// the peak.
+func TestRetentionSoak(t *testing.T) {
+	n, ttl := 10_000_000, time.Second
+	if testing.Short() {
+		n, ttl = 300_000, 50*time.Millisecond
+	}
+	ctx := context.Background()
+	s, err := sched.New(sched.Config{Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(ctx)
+	var done atomic.Int64
+	finished := make(chan struct{})
+	q, err := sched.NewQueue(s, "soak", sched.QueueConfig[int, int]{
+		BatchSize: 64,
+		Retention: &sched.Retention{Succeeded: ttl, MaxSucceeded: 1 << 30},
+		Handler: func(context.Context, *sched.Job[int, int]) error {
+			if done.Add(1) == int64(n) {
+				close(finished)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var samples []uint64
+	start := time.Now()
+	for i := range n {
+		for int64(i)-done.Load() > 4096 {
+			time.Sleep(50 * time.Microsecond) // pace the producer: the test is a load, not a race
+		}
+		if _, _, err := q.Add(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+		if i%100_000 == 99_999 {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			samples = append(samples, m.HeapInuse)
+		}
+	}
+	<-finished
+	took := time.Since(start)
+	c := counts(t, q)
+	third := len(samples) / 3
+	middle, last := slices.Max(samples[third:2*third]), slices.Max(samples[2*third:])
+	t.Logf("%d jobs in %v (%.0f/s): heap in use peaks at %d MB in the middle third, %d MB in the last; %d kept, %d expired",
+		n, took.Round(time.Millisecond), float64(n)/took.Seconds(), middle>>20, last>>20, c.Succeeded, c.Expired)
+	if c.Added != n || c.Succeeded+c.Expired != n || last > middle+middle/4+16<<20 {
+		t.Errorf("the heap grows with the jobs (%d MB, then %d MB), or jobs were lost: %+v", middle>>20, last>>20, c)
+	}
+}
