@@ -1,0 +1,136 @@
+package cron
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jobkit/jobkit/sched"
+)
+
+// store is the backend of the engine's queue: sched's in-memory backend,
+// with every settlement of a run passed through the engine. The handler's
+// snooze is decided before the run's settlement reaches the backend, and a
+// management call may change the job in between; so Settle decides the
+// entry's fate again, under Engine.mu, from the job's state at that moment.
+// A management call that finds the entry awaiting or running can then leave
+// it alone: its settlement comes after the call's change and sees it.
+type store struct {
+	sched.Backend[string, string]
+	e *Engine
+}
+
+// Settle implements sched.Backend. The entry snoozes until the job's
+// wake-up; it ends (cancelled) when the job is gone or has no further time;
+// and it is made pending at once (a rerun) when the job is due at once (a
+// catch-up), when the wake-up is earlier than the scheduler was told (it
+// then snoozes properly), or when the run ended without a snooze (a handler
+// that called runtime.Goexit).
+//
+// A job due at once is settled as a rerun rather than as a snooze until a
+// time that has come: it goes back to pending at once, through distinct's
+// own put-back path, without a trip through the delayed entries. (Snoozing
+// until now lost such an entry in an early scheduler:
+// sched.TestSnoozeUntilNowRunsAgain.)
+func (s *store) Settle(ctx context.Context, c *sched.Claim[string, string], o sched.Outcome) error {
+	e := s.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j := e.jobs[c.Key]
+	var wake time.Time
+	if j != nil {
+		wake = j.wake(o.Finished)
+	}
+	switch {
+	case o.Kind == sched.OutcomeRerun: // the scheduler's own (a shutdown)
+	case wake.IsZero():
+		o.Kind, o.At = sched.OutcomeCancelled, time.Time{}
+	case j.paused:
+		// Paused entries are disabled: their time does not matter
+		// until Resume places them, and a disabled entry that comes
+		// due is not queued.
+		o.Kind, o.At = sched.OutcomeSnooze, wake
+	case o.Kind == sched.OutcomeSnooze && wake.After(o.Finished) && !wake.Before(o.At):
+		o.Kind, o.At = sched.OutcomeSnooze, wake
+	default:
+		o.Kind, o.At = sched.OutcomeRerun, time.Time{}
+	}
+	return s.Backend.Settle(ctx, c, o)
+}
+
+// place makes sure that job j has its one live entry, due no later than at,
+// and disabled exactly when paused. It adds the entry if there is none; a
+// delayed entry due after at is deleted and added again (sched has no call
+// that moves an entry); an entry that is awaiting or running is left to its
+// settlement (see store). It is called with opMu held and mu not held.
+func (e *Engine) place(ctx context.Context, j *job, at time.Time, paused bool) error {
+	opts := []sched.AddOption{sched.At(at)}
+	if paused {
+		opts = append(opts, sched.Disabled())
+	}
+	for {
+		id, added, err := e.q.Add(ctx, j.name, opts...)
+		if err != nil {
+			if errors.Is(err, sched.ErrStopped) {
+				err = fmt.Errorf("%w: %w", ErrStopped, err)
+			}
+			return err
+		}
+		e.mu.Lock()
+		j.entry = id
+		e.mu.Unlock()
+		if added {
+			return nil
+		}
+		ent, err := e.q.Get(ctx, id)
+		switch {
+		case errors.Is(err, sched.ErrNotFound):
+			continue // deleted meanwhile: add again
+		case err != nil:
+			return err
+		case !ent.State.Live():
+			continue
+		}
+		if ent.Disabled != paused {
+			if paused {
+				err = e.q.Disable(ctx, id)
+			} else {
+				err = e.q.Enable(ctx, id)
+			}
+			switch {
+			case errors.Is(err, sched.ErrNotFound) || errors.Is(err, sched.ErrWrongState):
+				continue // ended meanwhile
+			case err != nil:
+				return err
+			}
+		}
+		if paused || ent.State != sched.StateDelayed || !ent.RunAt.After(at) {
+			return nil
+		}
+		if _, err := e.store.Delete(ctx, entryFilter(j.name, id)); err != nil {
+			return err
+		}
+	}
+}
+
+// remove deletes the entry of the unregistered job name, whose ID is at
+// least id, unless it is awaiting or running: its settlement then ends it.
+func (e *Engine) remove(ctx context.Context, name string, id sched.ID) error {
+	if id == 0 {
+		return nil // no entry was ever added
+	}
+	_, err := e.store.Delete(ctx, entryFilter(name, id))
+	return err
+}
+
+// entryFilter selects the delayed or pending entry of the job name whose ID
+// is at least id. The in-memory backend scans the entries from id on: sched
+// has no call that removes one entry by its ID.
+func entryFilter(name string, id sched.ID) sched.Filter[string, string] {
+	return sched.Filter[string, string]{
+		States: []sched.State{sched.StateDelayed, sched.StatePending},
+		Key:    func(k string) bool { return k == name },
+		After:  id - 1,
+	}
+}
