@@ -1,0 +1,388 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/jobkit/jobkit/internal/stack"
+	"github.com/jobkit/jobkit/sched"
+)
+
+// ErrStopped is returned by Start after Stop.
+var ErrStopped = errors.New("recovery: stopped")
+
+// Config configures a Reaper. The zero Config is valid.
+type Config struct {
+	// Interval is how often the reaper looks. Defaults to one second; at
+	// least a millisecond.
+	Interval time.Duration
+
+	// Grace is how long past the end of its lease a run is left before it
+	// is rescued: a run is rescued no sooner than lease + Grace after its
+	// last heartbeat, and no later than one Interval after that. Defaults
+	// to Interval; not negative.
+	Grace time.Duration
+
+	// TakenThreshold: an entry taken more than this many times (its runs:
+	// retries and reruns count) raises an alert. Defaults to 10; negative
+	// turns the alert off.
+	TakenThreshold int
+
+	// StallThreshold: a queue with at least this many entries waiting to run
+	// while none of its runs ended during a whole Interval, though some are
+	// running, raises an alert. Defaults to 100; negative turns it off.
+	StallThreshold int
+
+	// OnAlert, if not nil, is called with each alert, in the reaper's
+	// goroutine; it must not block for long (a panic in it is logged and
+	// the reaper goes on). Alerts are logged too.
+	OnAlert func(Alert)
+
+	// Metrics, if not nil, counts rescues, poisonings and alerts by queue.
+	Metrics MetricsProvider
+
+	// Logger receives the alerts (warnings) and rescues (info). Defaults to
+	// the scheduler's logger.
+	Logger *slog.Logger
+}
+
+// MetricsProvider makes the reaper's metrics for a queue; the metric types
+// are the scheduler's.
+type MetricsProvider interface {
+	NewRescuesMetric(queue string) sched.CounterMetric
+	NewPoisonedMetric(queue string) sched.CounterMetric
+	NewAlertsMetric(queue string) sched.CounterMetric
+}
+
+// AlertKind says what an alert is about.
+type AlertKind uint8
+
+const (
+	// TakenTooOften: an entry was taken more than TakenThreshold times.
+	TakenTooOften AlertKind = iota + 1
+	// Stalled: entries wait while no run of the queue ends.
+	Stalled
+)
+
+// String returns "taken too often" or "stalled".
+func (k AlertKind) String() string {
+	switch k {
+	case TakenTooOften:
+		return "taken too often"
+	case Stalled:
+		return "stalled"
+	}
+	return fmt.Sprintf("AlertKind(%d)", uint8(k))
+}
+
+// Alert is something an operator should look at.
+type Alert struct {
+	Kind  AlertKind
+	Queue string
+	// ID and Taken, for TakenTooOften: the entry and how many times it was
+	// taken. Waiting and Running, for Stalled: the queue's entries waiting
+	// to run and running.
+	ID               sched.ID
+	Taken            int
+	Waiting, Running int
+	At               time.Time
+}
+
+// String describes the alert in one line.
+func (a Alert) String() string {
+	if a.Kind == TakenTooOften {
+		return fmt.Sprintf("%s/%d taken %d times", a.Queue, a.ID, a.Taken)
+	}
+	return fmt.Sprintf("%s: %d entries waiting, %d running, none ended", a.Queue, a.Waiting, a.Running)
+}
+
+// Stats are a reaper's counts since it started.
+type Stats struct {
+	// Rescued counts the claims taken back; Poisoned those that ended
+	// poisoned instead; Alerts the alerts raised.
+	Rescued, Poisoned, Alerts int
+	// Abandoned is the number of rescued handlers that have not returned
+	// yet (Go cannot stop them): each holds a goroutine.
+	Abandoned int
+}
+
+// Reaper rescues the stuck runs of a scheduler's queues: once an Interval
+// it renews the leases of auto-renewed runs and rescues those whose lease
+// lapsed (see sched.Inspector.Reap), and raises alerts.
+//
+// A Reaper is made by New; all its methods are safe for concurrent use.
+// New starts nothing; Start starts its one goroutine and Stop waits for it.
+type Reaper struct {
+	s    *sched.Scheduler
+	in   *sched.Inspector
+	cfg  Config
+	life sync.Mutex // serialises Start and Stop
+	// cancel cancels the loop's context, which the Reaper owns; done is
+	// closed when the loop has returned.
+	cancel  context.CancelFunc
+	done    chan struct{}
+	stopped bool
+
+	mu      sync.Mutex // guards the fields below
+	stats   Stats
+	alerted map[alertKey]bool // taken-too-often alerts already raised
+	ended   map[string]uint64 // the runs each queue had ended at the last look
+	stalled map[string]bool   // queues stalled at the last look: alerted once
+	metrics map[string]*queueMetrics
+}
+
+type alertKey struct {
+	queue string
+	id    sched.ID
+	taken int
+}
+
+type queueMetrics struct{ rescues, poisoned, alerts sched.CounterMetric }
+
+// New returns a Reaper of s's queues, or an error wrapping sched.ErrInvalid
+// for a nil s or an invalid cfg. It turns on s's per-batch contexts (see
+// sched.Inspector.EnableRescue): call it before s.Start, so that every run
+// can be cancelled when rescued.
+func New(s *sched.Scheduler, cfg Config) (*Reaper, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil scheduler", sched.ErrInvalid)
+	}
+	switch {
+	case cfg.Interval == 0:
+		cfg.Interval = time.Second
+	case cfg.Interval < time.Millisecond:
+		return nil, fmt.Errorf("%w: Interval %v below 1ms", sched.ErrInvalid, cfg.Interval)
+	}
+	switch {
+	case cfg.Grace == 0:
+		cfg.Grace = cfg.Interval
+	case cfg.Grace < 0:
+		return nil, fmt.Errorf("%w: Grace %v < 0", sched.ErrInvalid, cfg.Grace)
+	}
+	if cfg.TakenThreshold == 0 {
+		cfg.TakenThreshold = 10
+	}
+	if cfg.StallThreshold == 0 {
+		cfg.StallThreshold = 100
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = s.Logger()
+	}
+	in := s.Inspector()
+	in.EnableRescue()
+	return &Reaper{
+		s: s, in: in, cfg: cfg,
+		alerted: make(map[alertKey]bool),
+		ended:   make(map[string]uint64),
+		stalled: make(map[string]bool),
+		metrics: make(map[string]*queueMetrics),
+	}, nil
+}
+
+// Start starts the reaper's goroutine, which looks once an Interval until
+// Stop. A second call does nothing; after Stop it returns ErrStopped.
+func (r *Reaper) Start(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", sched.ErrInvalid)
+	}
+	r.life.Lock()
+	defer r.life.Unlock()
+	switch {
+	case r.stopped:
+		return ErrStopped
+	case r.done != nil:
+		return nil
+	}
+	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel, r.done = cancel, make(chan struct{})
+	go r.loop(loopCtx, r.done)
+	return nil
+}
+
+// Stop stops the reaper and waits for its goroutine, or until ctx is done.
+// It is idempotent and safe without Start. It does not wait for abandoned
+// handlers; called from OnAlert, it does not wait for the goroutine that
+// calls it.
+func (r *Reaper) Stop(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", sched.ErrInvalid)
+	}
+	r.life.Lock()
+	r.stopped = true
+	cancel, done := r.cancel, r.done
+	r.life.Unlock()
+	if done == nil {
+		return nil
+	}
+	cancel()
+	if stack.Within(func(fn string) bool { return fn == "github.com/jobkit/jobkit/recovery.(*Reaper).loop" }) {
+		return nil // called from OnAlert: the loop ends when this returns
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stats returns the reaper's counts.
+func (r *Reaper) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.stats
+	st.Abandoned = r.in.Abandoned()
+	return st
+}
+
+func (r *Reaper) loop(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	clock := r.s.Clock()
+	timer := clock.NewTimer()
+	defer timer.Stop()
+	for {
+		timer.Reset(r.cfg.Interval)
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C():
+		}
+		r.Look(ctx)
+	}
+}
+
+// Look does what the reaper does once an Interval, at once: it rescues the
+// lapsed runs and raises alerts. The reaper's goroutine calls it; a test or
+// an operator tool may too.
+func (r *Reaper) Look(ctx context.Context) {
+	now := r.s.Clock().Now()
+	rescued, err := r.in.Reap(ctx, now, r.cfg.Grace)
+	if err != nil && ctx.Err() == nil {
+		r.cfg.Logger.Warn("recovery: reap failed", slog.Any("error", err))
+	}
+	for _, x := range rescued {
+		m := r.metricsOf(x.Queue)
+		r.mu.Lock()
+		r.stats.Rescued++
+		if x.Poisoned {
+			r.stats.Poisoned++
+		}
+		r.mu.Unlock()
+		if m != nil {
+			m.rescues.Inc()
+			if x.Poisoned {
+				m.poisoned.Inc()
+			}
+		}
+		r.cfg.Logger.Info("recovery: rescued a run whose lease lapsed",
+			slog.String("queue", x.Queue), slog.Uint64("id", uint64(x.ID)),
+			slog.Bool("running", x.Running), slog.Bool("poisoned", x.Poisoned))
+	}
+	r.checkTaken(ctx, now)
+	r.checkStalls(ctx, now)
+}
+
+// checkTaken alerts once for each entry taken more than TakenThreshold
+// times, at each new count.
+func (r *Reaper) checkTaken(ctx context.Context, now time.Time) {
+	if r.cfg.TakenThreshold < 0 {
+		return
+	}
+	seen := make(map[alertKey]bool)
+	q := sched.Query{States: []sched.State{sched.StateAwaiting, sched.StateRunning}}
+	for e, err := range r.in.List(ctx, q) {
+		if err != nil {
+			return
+		}
+		taken := e.Attempts + e.Reruns + 1 // this run too
+		if taken <= r.cfg.TakenThreshold {
+			continue
+		}
+		k := alertKey{e.Queue, e.ID, taken}
+		seen[k] = true
+		r.mu.Lock()
+		fresh := !r.alerted[k]
+		r.alerted[k] = true
+		r.mu.Unlock()
+		if fresh {
+			r.alert(Alert{Kind: TakenTooOften, Queue: e.Queue, ID: e.ID, Taken: taken, At: now})
+		}
+	}
+	r.mu.Lock()
+	for k := range r.alerted { // forget entries no longer running
+		if !seen[k] {
+			delete(r.alerted, k)
+		}
+	}
+	r.mu.Unlock()
+}
+
+// checkStalls alerts for each queue with StallThreshold entries or more
+// waiting, some running, and no run ended since the last look: once when
+// the stall begins, and again only after a run has ended.
+func (r *Reaper) checkStalls(ctx context.Context, now time.Time) {
+	if r.cfg.StallThreshold < 0 {
+		return
+	}
+	sums, err := r.in.Summaries(ctx)
+	if err != nil {
+		return
+	}
+	for _, qs := range sums {
+		waiting := qs.Counts.Pending + qs.Counts.Awaiting - qs.Counts.Disabled
+		r.mu.Lock()
+		last, seen := r.ended[qs.Name]
+		r.ended[qs.Name] = qs.Ended
+		stalled := seen && qs.Ended == last && qs.Counts.Running > 0 && waiting >= r.cfg.StallThreshold && !qs.Paused
+		fresh := stalled && !r.stalled[qs.Name]
+		r.stalled[qs.Name] = stalled
+		r.mu.Unlock()
+		if fresh {
+			r.alert(Alert{Kind: Stalled, Queue: qs.Name, Waiting: waiting, Running: qs.Counts.Running, At: now})
+		}
+	}
+}
+
+func (r *Reaper) alert(a Alert) {
+	r.mu.Lock()
+	r.stats.Alerts++
+	r.mu.Unlock()
+	if m := r.metricsOf(a.Queue); m != nil {
+		m.alerts.Inc()
+	}
+	r.cfg.Logger.Warn("recovery: "+a.Kind.String(), slog.String("alert", a.String()))
+	if r.cfg.OnAlert != nil {
+		r.hook(a)
+	}
+}
+
+// hook calls OnAlert, logging a panic of it rather than letting it end the
+// reaper, or the process.
+func (r *Reaper) hook(a Alert) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.cfg.Logger.Error("recovery: OnAlert panicked", slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+		}
+	}()
+	r.cfg.OnAlert(a)
+}
+
+func (r *Reaper) metricsOf(queue string) *queueMetrics {
+	p := r.cfg.Metrics
+	if p == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.metrics[queue]
+	if m == nil {
+		m = &queueMetrics{p.NewRescuesMetric(queue), p.NewPoisonedMetric(queue), p.NewAlertsMetric(queue)}
+		r.metrics[queue] = m
+	}
+	return m
+}
