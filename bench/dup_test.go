@@ -31,7 +31,7 @@ func hotKey(i, k int) int { return int(uint64(i) * 0x9E3779B97F4A7C15 >> 17 % ui
 // every add would be work.
 func BenchmarkDuplicates(b *testing.B) {
 	const producers, consumers = 4, 16
-	forEachImpl(b, dupImpls, func(b *testing.B, f Factory) {
+	forEachImpl(b, dupImpls, func(b *testing.B, f Factory[int]) {
 		for _, keys := range []int{100, 10_000} {
 			b.Run(name("keys=%d/p=%d/c=%d", keys, producers, consumers), func(b *testing.B) {
 				runDuplicates(b, f, keys, producers, consumers)
@@ -40,7 +40,7 @@ func BenchmarkDuplicates(b *testing.B) {
 	})
 }
 
-func runDuplicates(b *testing.B, f Factory, keys, producers, consumers int) {
+func runDuplicates(b *testing.B, f Factory[int], keys, producers, consumers int) {
 	b.ReportAllocs()
 	n := b.N
 	q := f.New(Options{})
@@ -99,7 +99,7 @@ func runDuplicates(b *testing.B, f Factory, keys, producers, consumers int) {
 		last = p
 	}
 	total := processed.Load()
-	if j, ok := q.(*jobkit); ok {
+	if j, ok := q.(*jobkit[int]); ok {
 		if added := j.Stats().Added; added != uint64(total) {
 			b.Errorf("jobkit accepted %d adds but processed %d items", added, total)
 		}
@@ -121,7 +121,7 @@ func runDuplicates(b *testing.B, f Factory, keys, producers, consumers int) {
 //     jobkit this is the Add that wakes nobody, which must not allocate
 //     (allocs/op 0; B/op is the queue's amortised growth).
 func BenchmarkQueue_Add(b *testing.B) {
-	forEachImpl(b, []string{"jobkit", "clientgo", "priorityqueue"}, func(b *testing.B, f Factory) {
+	forEachImpl(b, []string{"jobkit", "clientgo", "priorityqueue"}, func(b *testing.B, f Factory[int]) {
 		for _, keys := range []int{100, 10_000} {
 			for _, par := range []bool{false, true} {
 				b.Run(name("op=duplicate/keys=%d/parallel=%t", keys, par), func(b *testing.B) {
@@ -170,7 +170,7 @@ func BenchmarkQueue_Add(b *testing.B) {
 // item and then processes it (take and complete): nobody ever waits, so for
 // jobkit neither the add nor the take may allocate.
 func BenchmarkQueue_AddProcess(b *testing.B) {
-	forEachImpl(b, allImpls, func(b *testing.B, f Factory) {
+	forEachImpl(b, allImpls, func(b *testing.B, f Factory[int]) {
 		b.ReportAllocs()
 		q := f.New(Options{})
 		k := q.Consumer()

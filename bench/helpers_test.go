@@ -40,10 +40,10 @@ func heapAfterGC() uint64 {
 }
 
 // forEachImpl runs body as sub-benchmark impl=<name> for each named
-// implementation.
-func forEachImpl(b *testing.B, names []string, body func(b *testing.B, f Factory)) {
+// implementation, with integer keys.
+func forEachImpl(b *testing.B, names []string, body func(b *testing.B, f Factory[int])) {
 	for _, name := range names {
-		f, ok := Lookup(name)
+		f, ok := Lookup[int](name)
 		if !ok {
 			b.Fatalf("no implementation %q", name)
 		}
@@ -51,6 +51,15 @@ func forEachImpl(b *testing.B, names []string, body func(b *testing.B, f Factory
 	}
 }
 
-var allImpls = []string{"jobkit", "clientgo", "priorityqueue", "chan"}
+// allImpls names every implementation of Factories, jobkit first.
+var allImpls = implNames()
+
+func implNames() []string {
+	var names []string
+	for _, f := range Factories[int]() {
+		names = append(names, f.Name)
+	}
+	return names
+}
 
 func name(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -27,7 +27,7 @@ var errBatch = errors.New("bench: batch failed")
 // not completions, so taking a failed batch again is no inversion.
 func BenchmarkRequeue(b *testing.B) {
 	preload := sized(100_000, 1_000)
-	forEachImpl(b, allImpls, func(b *testing.B, f Factory) {
+	forEachImpl(b, allImpls, func(b *testing.B, f Factory[int]) {
 		for _, max := range []int{1, 16, 128} {
 			b.Run(name("max=%d", max), func(b *testing.B) {
 				runRequeue(b, f, preload, max)
@@ -36,7 +36,7 @@ func BenchmarkRequeue(b *testing.B) {
 	})
 }
 
-func runRequeue(b *testing.B, f Factory, preload, max int) {
+func runRequeue(b *testing.B, f Factory[int], preload, max int) {
 	b.ReportAllocs()
 	q := f.New(Options{SoleConsumer: true, Capacity: preload})
 	defer q.Stop()

@@ -5,10 +5,24 @@
 #
 # Usage: bench/run.sh [go test -bench regexp, default: every scenario]
 #
-# Scenario 1 (MPMC) runs a fixed number of items (MPMC_N) for every
-# implementation: its backlog, and so the cost of the queues' hash tables,
-# grows with b.N, so a time-based -benchtime would give each implementation a
-# different load. The other scenarios run for BENCHTIME.
+# Scenario 1 (BenchmarkMPMC/keys=<kind>/path=<work|scope>/backlog=<small|1M>/
+# p=<P>/c=<C>/batch=<B>/impl=<impl>) runs a fixed number of items (MPMC_N)
+# for every implementation: with a preloaded backlog the cost of the queues'
+# hash tables depends on how many items a run adds, so a time-based
+# -benchtime would give each implementation a different load. The other
+# scenarios run for BENCHTIME. The report has one scenario-1 table per key
+# kind and path, and leads with the least favourable of them.
+#
+# Scenario 5 (BenchmarkSched_NoOp/workers=<W>/adds=<during|before>/p=<P>/
+# impl=<impl>) runs no-op jobs through the scheduler, sched, and through raw
+# goroutines and worker pools (conc, pond, ants) for BENCHTIME; the report
+# gives it a table of ratios and a chart of its own (SCHED_SVG).
+#
+# At COUNT=6 the whole grid takes about 65 minutes on the project's 2-core
+# machine: a round is about 7.5 minutes of scenario 1 (260 benchmarks; two
+# thirds of their timed part is controller-runtime's priority queue, at 2–10
+# µs per item), about 2 minutes of scenarios 2–4 and about 1.5 minutes of
+# scenario 5 (50 benchmarks).
 #
 # Environment:
 #   COUNT      runs per benchmark, in as many rounds (default 6; the targets
@@ -16,10 +30,18 @@
 #   CPU        -cpu list (default 2: the project's machine has 2 cores)
 #   BENCHTIME  -benchtime for all but scenario 1 (default 1s)
 #   MPMC_N     items per scenario-1 run (default 1000000)
+#   MPMC_BACKLOG  keys preloaded for scenario 1's large backlog (default
+#              1000000, named backlog=1M); passed to the benchmarks as
+#              JOBKIT_BENCH_BACKLOG
 #   OUT        raw output file (default results/bench.txt)
+#   REPORT, SVG, SCHED_SVG, STAT  where the report, the charts and
+#              benchstat's output go (default RESULTS.md, results/chart.svg,
+#              results/sched.svg, results/benchstat.txt), so that a trial run
+#              can leave the committed ones alone
 #   SKIP_RUN=1 only redo the comparison and the report from OUT
 #   REV        what was measured, for the report (default: git describe of
-#              the repository, marked dirty if distinct/ or scope/ differ)
+#              the repository, marked dirty if distinct/, scope/, governor/ or
+#              sched/ differ)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -28,12 +50,17 @@ COUNT=${COUNT:-6}
 CPU=${CPU:-2}
 BENCHTIME=${BENCHTIME:-1s}
 MPMC_N=${MPMC_N:-1000000}
+MPMC_BACKLOG=${MPMC_BACKLOG:-1000000}
 OUT=${OUT:-results/bench.txt}
+REPORT=${REPORT:-RESULTS.md}
+SVG=${SVG:-results/chart.svg}
+SCHED_SVG=${SCHED_SVG:-results/sched.svg}
+STAT=${STAT:-results/benchstat.txt}
 BENCHSTAT=${BENCHSTAT:-go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da}
 if [[ -z "${REV:-}" ]]; then
 	REV=$(git -C .. rev-parse --short HEAD 2>/dev/null || echo unknown)
-	if [[ -n "$(git -C .. status --porcelain -- distinct scope 2>/dev/null)" ]]; then
-		REV="$REV with uncommitted changes in distinct/ or scope/"
+	if [[ -n "$(git -C .. status --porcelain -- distinct scope governor sched 2>/dev/null)" ]]; then
+		REV="$REV with uncommitted changes in distinct/, scope/, governor/ or sched/"
 	fi
 fi
 
@@ -43,6 +70,7 @@ groups=(
 	"^Benchmark(Duplicates|Queue_Add|Queue_AddProcess)\$|$BENCHTIME"
 	"^BenchmarkRequeue\$|$BENCHTIME"
 	"^BenchmarkScale\$|$BENCHTIME"
+	"^BenchmarkSched_NoOp\$|$BENCHTIME"
 )
 cmds=()
 for g in "${groups[@]}"; do
@@ -51,13 +79,17 @@ for g in "${groups[@]}"; do
 	if [[ -n "$FILTER" ]]; then
 		bench="$FILTER"
 	fi
-	cmds+=("go test -run='^\$' -bench='$bench' -benchmem -count=$COUNT -cpu=$CPU -benchtime=$bt -timeout=0 .")
+	env=""
+	if [[ "$bench" == *MPMC* ]]; then
+		env="JOBKIT_BENCH_BACKLOG=$MPMC_BACKLOG "
+	fi
+	cmds+=("${env}go test -run='^\$' -bench='$bench' -benchmem -count=$COUNT -cpu=$CPU -benchtime=$bt -timeout=0 .")
 	if [[ -n "$FILTER" ]]; then
 		break
 	fi
 done
 
-mkdir -p "$(dirname "$OUT")"
+mkdir -p "$(dirname "$OUT")" "$(dirname "$REPORT")" "$(dirname "$SVG")" "$(dirname "$SCHED_SVG")" "$(dirname "$STAT")"
 if [[ "${SKIP_RUN:-}" != 1 ]]; then
 	: > "$OUT"
 	# Round robin: COUNT rounds of -count=1 over every group, so that a slow
@@ -66,14 +98,14 @@ if [[ "${SKIP_RUN:-}" != 1 ]]; then
 	for round in $(seq "$COUNT"); do
 		for c in "${cmds[@]}"; do
 			c1=${c/-count=$COUNT/-count=1}
-			echo "+ round $round/$COUNT: (cd bench && $c1) >> bench/$OUT" >&2
+			echo "+ round $round/$COUNT: (cd bench && $c1) >> $OUT" >&2
 			eval "$c1" | tee -a "$OUT"
 		done
 	done
 fi
 
 # benchstat: one column per implementation, jobkit first (the base).
-$BENCHSTAT -col /impl "$OUT" > results/benchstat.txt
+$BENCHSTAT -col /impl "$OUT" > "$STAT"
 
 args=()
 for c in "${cmds[@]}"; do
@@ -81,9 +113,10 @@ for c in "${cmds[@]}"; do
 done
 go run ./cmd/report \
 	-in "$OUT" \
-	-benchstat results/benchstat.txt \
+	-benchstat "$STAT" \
 	-rev "$REV" \
 	"${args[@]}" \
-	-out RESULTS.md \
-	-svg results/chart.svg
-echo "wrote bench/RESULTS.md, bench/results/chart.svg, bench/results/benchstat.txt" >&2
+	-out "$REPORT" \
+	-svg "$SVG" \
+	-schedsvg "$SCHED_SVG"
+echo "wrote $REPORT, $SVG, $SCHED_SVG, $STAT (in bench/)" >&2

@@ -25,7 +25,7 @@ import (
 // and 1,000 in progress.
 func BenchmarkScale(b *testing.B) {
 	inProgress := sized(100_000, 1_000)
-	forEachImpl(b, allImpls, func(b *testing.B, f Factory) {
+	forEachImpl(b, allImpls, func(b *testing.B, f Factory[int]) {
 		for _, queued := range []int{1_000, sized(1_000_000, 10_000)} {
 			b.Run(name("queued=%d/inprogress=%d", queued, inProgress), func(b *testing.B) {
 				runScale(b, f, queued, inProgress)
@@ -34,7 +34,7 @@ func BenchmarkScale(b *testing.B) {
 	})
 }
 
-func runScale(b *testing.B, f Factory, queued, inProgress int) {
+func runScale(b *testing.B, f Factory[int], queued, inProgress int) {
 	b.ReportAllocs()
 	perEntry := bytesPerEntry(f, queued)
 
@@ -80,7 +80,7 @@ func runScale(b *testing.B, f Factory, queued, inProgress int) {
 
 // bytesPerEntry returns the growth of the live heap from nothing to a queue
 // of f holding n queued keys, per key.
-func bytesPerEntry(f Factory, n int) float64 {
+func bytesPerEntry(f Factory[int], n int) float64 {
 	h0 := heapAfterGC()
 	q := f.New(Options{Capacity: n})
 	for x := range n {

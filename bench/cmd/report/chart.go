@@ -1,65 +1,104 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"html"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// chartImpls are drawn in this order, each in its colour.
-var chartImpls = []struct{ name, color string }{
-	{"jobkit", "#1f77b4"},
-	{"clientgo", "#d62728"},
-	{"priorityqueue", "#9467bd"},
-	{"chan", "#7f7f7f"},
+// implColors are the colours of the known implementations; others take
+// one of spareColors by position.
+var (
+	implColors = map[string]string{
+		"jobkit":        "#1f77b4",
+		"clientgo":      "#d62728",
+		"priorityqueue": "#9467bd",
+		"chan":          "#7f7f7f",
+		// scenario 5's peers (the scheduler's variants: see schedColor)
+		"goroutines": "#7f7f7f",
+		"conc":       "#2ca02c",
+		"pond":       "#ff7f0e",
+		"ants":       "#8c564b",
+		"ants-func":  "#e377c2",
+	}
+	spareColors = []string{"#2ca02c", "#ff7f0e", "#8c564b", "#e377c2"}
+)
+
+func implColor(impl string, i int) string {
+	if c, ok := implColors[impl]; ok {
+		return c
+	}
+	return spareColors[i%len(spareColors)]
 }
 
-// renderChart draws scenario 1 as SVG: median ns per item against the
-// number of consumers, one line per implementation, one panel per batch size,
-// both axes logarithmic.
-func renderChart(d *data) string {
+// renderChart draws one table of scenario 1, g, as SVG: median ns per item
+// against the number of consumers, one panel per backlog, one line per
+// implementation and batch size (batch 1 solid, larger batches dashed with
+// hollow markers), both axes logarithmic. Peers without a figure of g's path
+// are drawn with their path=work figure, as in the tables.
+func (r *reporter) renderChart(g *group, impls []string) string {
 	type point struct{ c, ns float64 }
-	lines := map[string]map[string][]point{} // batch → impl → points
-	var batches []string
+	type series struct{ impl, batch string }
+	lines := map[string]map[series][]point{} // backlog → series → points
+	var panels, batchSizes []string
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var cs []float64
-	for _, n := range d.order {
-		res := d.results[n]
-		k := res.keys
-		if k["scenario"] != "MPMC" {
-			continue
-		}
-		c, err := strconv.ParseFloat(k["c"], 64)
-		ns, ok := res.median("ns/op")
-		if err != nil || !ok || ns <= 0 {
-			continue
-		}
-		if lines[k["batch"]] == nil {
-			lines[k["batch"]] = map[string][]point{}
-			batches = append(batches, k["batch"])
-		}
-		lines[k["batch"]][k["impl"]] = append(lines[k["batch"]][k["impl"]], point{c, ns})
-		lo, hi = math.Min(lo, ns), math.Max(hi, ns)
-		if !slices.Contains(cs, c) {
-			cs = append(cs, c)
+	ps := map[float64]string{} // consumers → producers
+	subtitle := ""
+	if g != nil {
+		subtitle = g.title() + ": the least favourable key kind and path"
+		for _, n := range g.rows {
+			k := r.d.results[n].keys
+			c, err := strconv.ParseFloat(k["c"], 64)
+			if err != nil {
+				continue
+			}
+			for _, im := range impls {
+				ns, ok := r.med(r.peer(n, im), "ns/op")
+				if !ok || ns <= 0 {
+					continue
+				}
+				bl := k["backlog"]
+				if lines[bl] == nil {
+					lines[bl] = map[series][]point{}
+					panels = append(panels, bl)
+				}
+				s := series{im, k["batch"]}
+				lines[bl][s] = append(lines[bl][s], point{c, ns})
+				lo, hi = math.Min(lo, ns), math.Max(hi, ns)
+				if !slices.Contains(cs, c) {
+					cs = append(cs, c)
+				}
+				if !slices.Contains(batchSizes, k["batch"]) {
+					batchSizes = append(batchSizes, k["batch"])
+				}
+				ps[c] = k["p"]
+			}
 		}
 	}
 	slices.Sort(cs)
+	var pdesc []string
+	for _, c := range cs {
+		pdesc = append(pdesc, fmt.Sprintf("%s at %g", ps[c], c))
+	}
 
 	const (
 		panelW, panelH = 420.0, 300.0
 		left, right    = 70.0, 20.0
-		top, bottom    = 50.0, 60.0
+		top, bottom    = 70.0, 60.0
 	)
-	width := left + float64(max(len(batches), 1))*(panelW+right)
+	width := left + float64(max(len(panels), 1))*(panelW+right)
 	height := top + panelH + bottom + 30
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="15" font-weight="bold">Scenario 1, MPMC with distinct keys: median ns per item against consumers (log–log)</text>`+"\n", left)
-	if len(batches) == 0 || len(cs) == 0 {
+	fmt.Fprintf(&b, `<text x="%.0f" y="40" font-size="13">%s</text>`+"\n", left, html.EscapeString(subtitle))
+	if len(panels) == 0 || len(cs) == 0 {
 		b.WriteString(`<text x="70" y="80">no MPMC results</text></svg>` + "\n")
 		return b.String()
 	}
@@ -69,13 +108,13 @@ func renderChart(d *data) string {
 	if xhi == xlo {
 		xhi = xlo + 1
 	}
-	for i, batch := range batches {
+	for i, bl := range panels {
 		x0 := left + float64(i)*(panelW+right)
 		px := func(c float64) float64 { return x0 + (math.Log10(c)-xlo)/(xhi-xlo)*panelW }
 		py := func(ns float64) float64 {
 			return top + panelH - (math.Log10(ns)-math.Log10(ylo))/(math.Log10(yhi)-math.Log10(ylo))*panelH
 		}
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-weight="bold">batch = %s</text>`+"\n", x0+panelW/2-30, top-10, batch)
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-weight="bold" text-anchor="middle">backlog = %s</text>`+"\n", x0+panelW/2, top-10, bl)
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#333"/>`+"\n", x0, top, panelW, panelH)
 		for v := ylo; v <= yhi*1.0001; v *= 10 {
 			for _, m := range []float64{1, 2, 5} {
@@ -95,27 +134,35 @@ func renderChart(d *data) string {
 			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#ddd"/>`+"\n", x, top, x, top+panelH)
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%g</text>`+"\n", x, top+panelH+16, c)
 		}
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">consumers C (producers P = 1, 4, 4, 16)</text>`+"\n", x0+panelW/2, top+panelH+36)
-		for _, im := range chartImpls {
-			pts := lines[batch][im.name]
-			if len(pts) == 0 {
-				continue
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">consumers C (producers P = %s)</text>`+"\n", x0+panelW/2, top+panelH+36, strings.Join(pdesc, ", "))
+		for j, im := range impls {
+			color := implColor(im, j)
+			for _, batch := range batchSizes {
+				pts := lines[bl][series{im, batch}]
+				if len(pts) == 0 {
+					continue
+				}
+				slices.SortFunc(pts, func(a, b point) int { return cmp.Compare(a.c, b.c) })
+				fill, dash := color, ""
+				if batch != "1" {
+					fill, dash = "white", ` stroke-dasharray="6 4"`
+				}
+				var path []string
+				for _, p := range pts {
+					path = append(path, fmt.Sprintf("%.1f,%.1f", px(p.c), py(p.ns)))
+					fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s"><title>%s c=%g batch=%s: %.0f ns/item</title></circle>`+"\n", px(p.c), py(p.ns), fill, color, im, p.c, batch, p.ns)
+				}
+				fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(path, " "), color, dash)
 			}
-			slices.SortFunc(pts, func(a, b point) int { return int(a.c - b.c) })
-			var path []string
-			for _, p := range pts {
-				path = append(path, fmt.Sprintf("%.1f,%.1f", px(p.c), py(p.ns)))
-				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s c=%g: %.0f ns/item</title></circle>`+"\n", px(p.c), py(p.ns), im.color, im.name, p.c, p.ns)
-			}
-			fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", strings.Join(path, " "), im.color)
 		}
 	}
 	fmt.Fprintf(&b, `<text transform="translate(16,%.0f) rotate(-90)" text-anchor="middle">ns per item (median)</text>`+"\n", top+panelH/2)
 	ly := top + panelH + 56
-	for i, im := range chartImpls {
+	for i, im := range impls {
 		x := left + float64(i)*140
-		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="14" height="4" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`+"\n", x, ly-4, im.color, x+20, ly+1, im.name)
+		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="14" height="4" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`+"\n", x, ly-4, implColor(im, i), x+20, ly+1, im)
 	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">solid: batch 1; dashed, hollow: batch 16</text>`+"\n", left+float64(len(impls))*140, ly+1)
 	b.WriteString("</svg>\n")
 	return b.String()
 }

@@ -1,12 +1,21 @@
 // Command report turns the output of the bench module's benchmarks (go test
 // -bench, several runs each) into RESULTS.md: medians per scenario, impl and
 // parameters, ratios of jobkit to each peer, every target of the
-// side-by-side issue marked met or missed, and an SVG chart of time per item
-// against consumer count. bench/run.sh calls it.
+// side-by-side issues marked met or missed, an SVG chart of time per item
+// against consumer count, and one of scenario 5 (no-op jobs through the
+// scheduler against worker pools): time per job against workers.
+// bench/run.sh calls it.
+//
+// Scenario 1 gets one table per key kind and path (keys= and path= in the
+// benchmark names), a headline that ranks them least favourable first (by
+// the geometric mean of jobkit ÷ client-go over the table's rows), and a
+// chart of the least favourable. Peers with no result under path=scope (they have one consumer
+// loop, measured under path=work) are compared through their path=work
+// figures.
 //
 // Usage:
 //
-//	go run ./cmd/report -in results/bench.txt -out RESULTS.md -svg results/chart.svg
+//	go run ./cmd/report -in results/bench.txt -out RESULTS.md -svg results/chart.svg -schedsvg results/sched.svg
 package main
 
 import (
@@ -24,6 +33,7 @@ func main() {
 	in := flag.String("in", "results/bench.txt", "go test -bench output")
 	out := flag.String("out", "RESULTS.md", "Markdown report to write")
 	svg := flag.String("svg", "results/chart.svg", "SVG chart to write")
+	schedSVG := flag.String("schedsvg", "results/sched.svg", "SVG chart of scenario 5 (the scheduler) to write, if -in has its results")
 	bstat := flag.String("benchstat", "results/benchstat.txt", "benchstat output to link (may be missing)")
 	var cmds multi
 	flag.Var(&cmds, "cmd", "a command that produced -in, quoted in the report (repeatable)")
@@ -51,18 +61,23 @@ func main() {
 		}
 		return filepath.ToSlash(r)
 	}
-	chart := renderChart(d)
-	if err := os.WriteFile(*svg, []byte(chart), 0o644); err != nil {
-		log.Fatal(err)
-	}
-	md := renderReport(d, meta{
+	md, chart := renderReport(d, meta{
 		cmds:      cmds,
 		rev:       *rev,
 		raw:       rel(*in),
 		svg:       rel(*svg),
+		schedSVG:  rel(*schedSVG),
 		benchstat: rel(*bstat),
 		hasStat:   exists(*bstat),
 	})
+	if err := os.WriteFile(*svg, []byte(chart), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	if sc, ok := renderSchedChart(d); ok {
+		if err := os.WriteFile(*schedSVG, []byte(sc), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
 	if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -75,9 +90,9 @@ func exists(p string) bool {
 
 // meta is what the report says about how the figures were made.
 type meta struct {
-	cmds                     []string
-	rev, raw, svg, benchstat string
-	hasStat                  bool
+	cmds                               []string
+	rev, raw, svg, schedSVG, benchstat string
+	hasStat                            bool
 }
 
 // multi is a repeatable string flag.

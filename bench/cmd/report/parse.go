@@ -73,13 +73,22 @@ func parse(r io.Reader) (*data, error) {
 }
 
 // keysOf returns the key=value segments of a benchmark name, and the first
-// segment under the key "scenario".
+// segment under the key "scenario". Scenario 1 (MPMC) results from before the
+// keys, path and backlog dimensions get their values then: ordered, work,
+// small.
 func keysOf(name string) map[string]string {
 	segs := strings.Split(name, "/")
 	keys := map[string]string{"scenario": segs[0]}
 	for _, s := range segs[1:] {
 		if k, v, ok := strings.Cut(s, "="); ok {
 			keys[k] = v
+		}
+	}
+	if keys["scenario"] == "MPMC" {
+		for k, v := range map[string]string{"keys": "ordered", "path": "work", "backlog": "small"} {
+			if keys[k] == "" {
+				keys[k] = v
+			}
 		}
 	}
 	return keys
@@ -112,11 +121,15 @@ func (r *result) runs() int {
 }
 
 // withImpl returns name with its impl= segment set to impl.
-func withImpl(name, impl string) string {
+func withImpl(name, impl string) string { return with(name, "impl", impl) }
+
+// with returns name with its key= segment set to value. A name without such
+// a segment is returned as it is.
+func with(name, key, value string) string {
 	segs := strings.Split(name, "/")
 	for i, s := range segs {
-		if strings.HasPrefix(s, "impl=") {
-			segs[i] = "impl=" + impl
+		if strings.HasPrefix(s, key+"=") {
+			segs[i] = key + "=" + value
 		}
 	}
 	return strings.Join(segs, "/")

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// schedGrid writes go test output for scenario 5: two worker counts, adds
+// during (p=1) and before; the scheduler's variants in both modes, the
+// peers only during. ns is the ns/op of each impl; jobs/s follows from it.
+func schedGrid(ns map[string]float64, allocs float64) string {
+	var b strings.Builder
+	b.WriteString("goos: linux\ngoarch: amd64\ncpu: test\n")
+	for _, w := range []int{4, 64} {
+		for _, mode := range []string{"adds=during/p=1", "adds=before/p=1"} {
+			for _, im := range []string{"sched-b1", "sched-b16", "sched-b16-r0", "goroutines", "pond", "ants"} {
+				if mode == "adds=before/p=1" && !isSched(im) {
+					continue
+				}
+				v := ns[im]
+				fmt.Fprintf(&b, "BenchmarkSched_NoOp/workers=%d/%s/impl=%s-2 1000 %g ns/op %g allocs/job %g jobs/s 0 B/op 0 allocs/op\n",
+					w, mode, im, v, allocs, 1e9/v)
+			}
+		}
+	}
+	return b.String()
+}
+
+func TestReportSched(t *testing.T) {
+	t.Parallel()
+	d, err := parse(strings.NewReader(schedGrid(map[string]float64{
+		"sched-b1": 2000, "sched-b16": 800, "sched-b16-r0": 700,
+		"goroutines": 300, "pond": 600, "ants": 1000,
+	}, 0.5)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := renderReport(d, meta{schedSVG: "sched.svg"})
+	sec := md[strings.Index(md, "## 5. Scheduler"):]
+
+	// Targets: the best default-retention variant (sched-b16, not the
+	// faster sched-b16-r0) against the fastest pool (pond, not the faster
+	// goroutines), only for adds=during.
+	for _, want := range []string{
+		"| 5 sched | no-op jobs/s, sched-b16 (workers=4 adds=during p=1) | 1250000 | ≥ 1000000 | met |",
+		"| 5 sched | time/job sched-b16 ÷ the fastest pool, pond, workers=64 adds=during p=1 | 1.33 | ≤ 1.50 | met |",
+		"| 5 sched | allocs/job sched-b16, workers=4 adds=during p=1 | 0.500 | ≤ 0.001 | **missed** |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing target %q in\n%s", want, md[strings.Index(md, "## Targets"):strings.Index(md, "## 1.")])
+		}
+	}
+	if strings.Contains(md, "adds=before p=1 |") && strings.Contains(md, "| 5 sched | no-op jobs/s, sched-b16 (workers=4 adds=before") {
+		t.Error("a target for adds=before, which the peers do not run")
+	}
+
+	// The medians, and the ratios with the best variant marked; the
+	// peers' cells are empty under adds=before.
+	for _, want := range []string{
+		"| 4 during 1 | 2000 | 800 | 700 | 300 | 600 | 1000 |",
+		"| 4 before 1 | 2000 | 800 | 700 | – | – | – |",
+		"| 4 during 1 | sched-b16 ✱ | 1250000 | 0.500 | 2.67 | 1.33 | 0.80 | 1.33 (pond) |",
+		"| 64 before 1 | sched-b16-r0 | 1428571 | 0.500 | – | – | – | – |",
+		"![time per job against workers](sched.svg)",
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("missing %q in\n%s", want, sec)
+		}
+	}
+
+	svg, ok := renderSchedChart(d)
+	if !ok {
+		t.Fatal("no chart")
+	}
+	for _, want := range []string{"adds=during, p=1", "adds=before, p=1", "sched-b16-r0 workers=64: 700 ns/job", `stroke-dasharray="6 4"`} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("chart without %q", want)
+		}
+	}
+}
+
+func TestReportWithoutSched(t *testing.T) {
+	t.Parallel()
+	d, err := parse(strings.NewReader(grid(map[string]float64{"ordered/work": 0.5, "ordered/scope": 0.5, "string/work": 0.5, "string/scope": 0.5})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := renderReport(d, meta{})
+	if strings.Contains(md, "## 5.") || strings.Contains(md, "5 sched") {
+		t.Error("a scenario-5 section without its results")
+	}
+	if _, ok := renderSchedChart(d); ok {
+		t.Error("a scenario-5 chart without its results")
+	}
+}

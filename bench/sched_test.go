@@ -1,0 +1,278 @@
+package bench
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// noopMode is one adds=/p= pair of BenchmarkSched_NoOp.
+type noopMode struct {
+	// before: every job is added before the timer starts, the queue held
+	// (paused); the timer runs while the scheduler works the backlog off.
+	// Otherwise producers add while the jobs run, at most about 1,024
+	// ahead of them.
+	before    bool
+	producers int
+}
+
+func (m noopMode) String() string {
+	adds := "during"
+	if m.before {
+		adds = "before"
+	}
+	return name("adds=%s/p=%d", adds, m.producers)
+}
+
+// noopModes are the adds=/p= rows: one producer or four adding while the
+// jobs run, and every add made before the timer (the scheduler alone).
+var noopModes = []noopMode{
+	{producers: 1},
+	{producers: 4},
+	{before: true, producers: 1},
+}
+
+// noopWorkers returns the workers= values: 2 × GOMAXPROCS and 64.
+func noopWorkers() []int {
+	ws := []int{2 * runtime.GOMAXPROCS(0), 64}
+	slices.Sort(ws)
+	return slices.Compact(ws)
+}
+
+// noopWarmup is the number of jobs each run makes before the timer, so that
+// every implementation has its goroutines started and its free lists and
+// tables grown: the timed window is the steady state.
+func noopWarmup() int { return sized(4096, 64) }
+
+// BenchmarkSched_NoOp measures no-op jobs per second through jobkit's
+// scheduler, sched, against raw goroutines and worker pools, named
+//
+//	Sched_NoOp/workers=<W>/adds=<during|before>/p=<P>/impl=<impl>
+//
+// Every implementation runs b.N jobs whose payloads are distinct ints (the
+// scheduler's distinct keys), each job a call that counts it; ns/op is ns
+// per job, from the first add to the last job's return (and the producers'),
+// jobs/s its inverse, and allocs/job every heap allocation in the timed
+// window, from any goroutine, per job.
+//
+// The implementations (see noopRunners), each with W workers where it has
+// a number of them:
+//   - sched-b<B>: sched.New(Config{Workers: W}) (two scheduling loops, the
+//     default governor: slots only, one per worker) with one queue of
+//     BatchSize B and the default retention of succeeded entries;
+//     sched-b<B>-r0 keeps none (Retention{}). Every job goes through Add
+//     (the key's deduplication), the governor's permit, a take into a scope,
+//     a worker, Start and Settle.
+//   - goroutines: one goroutine per job, joined by a sync.WaitGroup.
+//   - conc: sourcegraph/conc pool.New().WithMaxGoroutines(W), Go.
+//   - pond: alitto/pond/v2 NewPool(W) (unbounded queue), Go.
+//   - ants: panjf2000/ants/v2 NewPool(W), Submit (blocks while full).
+//   - ants-func: ants NewPoolWithFuncGeneric[int](W, job), Invoke(id): no
+//     closure per job.
+//
+// Producers: with adds=during, P goroutines add b.N/P jobs each, released
+// together when the timer starts, at most about 1,024 adds ahead of the
+// jobs run (one credit per 64 adds, handed back as jobs run, as in
+// BenchmarkMPMC) so that the scheduler's queue and pond's stay small. With
+// adds=before (the scheduler only: submitting to a pool runs the job), the
+// b.N jobs are added to a paused queue before the timer, and the timer
+// starts as the queue is resumed.
+//
+// Before the timer, each run makes noopWarmup jobs the same way, so that
+// the timed window is the steady state. W is 2 × GOMAXPROCS and 64.
+func BenchmarkSched_NoOp(b *testing.B) {
+	for _, w := range noopWorkers() {
+		b.Run(name("workers=%d", w), func(b *testing.B) {
+			for _, m := range noopModes {
+				b.Run(m.String(), func(b *testing.B) {
+					for _, f := range noopRunners() {
+						if m.before && !f.holds {
+							continue
+						}
+						b.Run("impl="+f.name, func(b *testing.B) { runNoOp(b, f, w, m) })
+					}
+				})
+			}
+		})
+	}
+}
+
+func runNoOp(b *testing.B, f runnerFactory, workers int, m noopMode) {
+	b.ReportAllocs()
+	h, err := newNoopHarness(f, workers)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := h.r.close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	h.round(b, noopWarmup(), noopMode{producers: 1}, nil, nil, nil)
+	var m0, m1 uint64
+	h.round(b, b.N, m, nil, func() {
+		runtime.GC() // the setup's garbage
+		m0 = mallocs()
+		b.ResetTimer()
+	}, func() {
+		b.StopTimer()
+		m1 = mallocs()
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+	b.ReportMetric(float64(m1-m0)/float64(b.N), "allocs/job")
+}
+
+// noopHarness drives one jobRunner through rounds of jobs.
+type noopHarness struct {
+	r    jobRunner
+	cur  atomic.Pointer[noopRound]
+	next int // the payload of the next round's first job
+}
+
+func newNoopHarness(f runnerFactory, workers int) (*noopHarness, error) {
+	h := &noopHarness{}
+	r, err := f.new(workers, func(id int) { h.cur.Load().job(id) })
+	if err != nil {
+		return nil, err
+	}
+	h.r = r
+	return h, nil
+}
+
+// noopRound is the state of one round of n jobs, with payloads base,
+// base+1, …: the jobs count themselves and the one that brings the count
+// to n closes done.
+type noopRound struct {
+	n, base   int
+	processed atomic.Int64
+	done      chan struct{}
+	credits   chan struct{} // nil: producers are not bounded
+	seen      []atomic.Int32
+}
+
+// job is every implementation's job: it counts the job, hands a producer
+// credit back for every creditChunk jobs, and records the payload if seen
+// is kept.
+func (rd *noopRound) job(id int) {
+	if rd.seen != nil {
+		if i := id - rd.base; i >= 0 && i < len(rd.seen) {
+			rd.seen[i].Add(1)
+		}
+	}
+	rd.count()
+}
+
+func (rd *noopRound) count() {
+	p := rd.processed.Add(1)
+	if rd.credits != nil && p%creditChunk == 0 {
+		<-rd.credits // never blocks: the producers took it first
+	}
+	if p == int64(rd.n) {
+		close(rd.done)
+	}
+}
+
+// round runs n jobs in mode m and returns when they have all run and every
+// producer has returned. started is called just before the first add of
+// adds=during or the release of adds=before, stopped once it is over; seen,
+// if not nil, has room for n counts, by payload − base. A job the runner
+// refuses is an error of tb.
+func (h *noopHarness) round(tb testing.TB, n int, m noopMode, seen []atomic.Int32, started, stopped func()) *noopRound {
+	tb.Helper()
+	rd := &noopRound{n: n, base: h.next, done: make(chan struct{}), seen: seen}
+	h.next += n
+	if !m.before {
+		rd.credits = make(chan struct{}, smallBacklog/creditChunk)
+	}
+	h.cur.Store(rd)
+	var refused atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	add := func(id int) {
+		if err := h.r.submit(id); err != nil {
+			refused.Add(1)
+			errOnce.Do(func() { firstErr = err })
+			rd.count() // the job will not run: count it so that the round ends
+		}
+	}
+	start := make(chan struct{})
+	var prods sync.WaitGroup
+	if m.before {
+		h.r.hold()
+		for i := range n {
+			add(rd.base + i)
+		}
+	} else {
+		for p := range m.producers {
+			prods.Go(func() {
+				<-start
+				for i, j := p, 0; i < n; i, j = i+m.producers, j+1 {
+					if j%creditChunk == 0 {
+						rd.credits <- struct{}{}
+					}
+					add(rd.base + i)
+				}
+			})
+		}
+	}
+	if started != nil {
+		started()
+	}
+	if m.before {
+		h.r.release()
+	} else {
+		close(start)
+	}
+	<-rd.done
+	prods.Wait()
+	if stopped != nil {
+		stopped()
+	}
+	if k := refused.Load(); k > 0 {
+		tb.Errorf("%d of %d jobs refused; the first: %v", k, n, firstErr)
+	}
+	return rd
+}
+
+// TestNoOpRunnersRunEveryJobOnce checks every implementation of
+// BenchmarkSched_NoOp as the benchmark drives it: each job runs exactly
+// once, in every mode, after a warm-up round, with 2 and 64 workers.
+func TestNoOpRunnersRunEveryJobOnce(t *testing.T) {
+	t.Parallel()
+	n := sized(20_000, 3_000)
+	for _, f := range noopRunners() {
+		for _, w := range []int{2, 64} {
+			for _, m := range noopModes {
+				if m.before && !f.holds {
+					continue
+				}
+				t.Run(name("impl=%s/workers=%d/%s", f.name, w, m), func(t *testing.T) {
+					t.Parallel()
+					h, err := newNoopHarness(f, w)
+					if err != nil {
+						t.Fatal(err)
+					}
+					warm := make([]atomic.Int32, 100)
+					h.round(t, len(warm), noopMode{producers: 1}, warm, nil, nil)
+					seen := make([]atomic.Int32, n)
+					rd := h.round(t, n, m, seen, nil, nil)
+					if err := h.r.close(); err != nil {
+						t.Fatal(err)
+					}
+					for _, s := range [][]atomic.Int32{warm, seen} {
+						for i := range s {
+							if c := s[i].Load(); c != 1 {
+								t.Fatalf("job %d of a round ran %d times", i, c)
+							}
+						}
+					}
+					if got := rd.processed.Load(); got != int64(n) {
+						t.Errorf("%d jobs counted, want %d", got, n)
+					}
+				})
+			}
+		}
+	}
+}
