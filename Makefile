@@ -41,6 +41,7 @@ lint:
 tidy:
 	$(GO) mod tidy -diff
 	cd bench && $(GO) mod tidy -diff
+	cd metrics/prometheus && $(GO) mod tidy -diff
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed"; exit 1; }
 
 ## demo: run the demo
