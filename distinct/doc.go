@@ -53,36 +53,27 @@
 // integer types (any size, named types such as type JobID int64 too) are
 // placed by value for as long as they do not cluster, so a queue of IDs that
 // arrive roughly in order walks its memory in order, like a ring buffer,
-// however large it grows: at a million queued items about 3× faster than
-// hashed placement. Keys that cluster (producers that each own a range of
-// IDs, strides) switch the table to a keyed hash while the queue fills, and
-// then cost what hashed keys cost: no pattern makes placement by value
-// slower than hashing (BenchmarkPlacement). A queued int costs about 42
-// bytes (0.9× client-go's workqueue).
+// however large it grows, which is faster than hashed placement at large
+// backlogs. Keys that cluster (producers that each own a range of IDs,
+// strides) switch the table to a keyed hash while the queue fills, and then
+// cost what hashed keys cost: no pattern makes placement by value slower
+// than hashing (BenchmarkPlacement).
 //
-// Measured on two cores (bench/ in the repository, BenchmarkMPMC: producers
-// racing consumers, medians of alternating runs; ratios are the time per
-// item of this queue ÷ client-go's workqueue, which hands out one item per
-// Get), least favourable first:
+// Against client-go's workqueue (bench/ in the repository, BenchmarkMPMC:
+// producers racing consumers), from the least favourable case to the best:
+// one item at a time through an explicit scope (scope.Run around
+// TakeAppend, settled when the scope closes) with string or scrambled keys
+// is no faster than client-go and sometimes slower, since the scope and its
+// second hold of the lock cost about as much as the queue's work; one item
+// at a time through Work is faster for every key kind; batches are faster
+// still, and integer IDs in order are the best case. A buffered channel,
+// which deduplicates nothing, is faster than all of them. The figures, per
+// key kind, path and backlog, are in bench/RESULTS.md, and the profiles of
+// the cases that miss their targets in bench/results/profiles.txt.
 //
-//   - One item at a time through an explicit scope (scope.Run around
-//     TakeAppend, settled when the scope closes): 0.55–1.5× with a small
-//     backlog and 0.4–1.3× with a million queued, whatever the key; the
-//     scope and its second hold of the lock cost about as much as the
-//     queue's work. Take, unlike TakeAppend, also allocates its slice.
-//   - One item at a time through Work: 0.3–1.1× with a small backlog (string
-//     and struct keys at four producers and four consumers are the worst),
-//     0.23–0.8× with a million queued (hashed keys, whose cache misses
-//     dominate, the worst; IDs in order 0.23–0.48×).
-//   - In batches of 16: 0.24–0.36× through Work and 0.24–0.32× through a
-//     scope with a small backlog; with a million queued hashed keys
-//     0.5–0.75×, IDs in order 0.14–0.26×.
-//
-// A buffered channel, which deduplicates nothing, is 2.6–8× faster one item
-// at a time. The benchmarks in this package (BenchmarkQueue_*) give the
-// single-goroutine costs per key kind and path. An add that wakes no taker
-// allocates nothing, Process and Work allocate nothing in steady state, and
-// a scope.Run around TakeAppend allocates a seventy-third of an allocation
-// (the scope's share of its block). Config.Timestamps adds two clock reads
-// per item.
+// An add that wakes no taker allocates nothing, Process and Work allocate
+// nothing in steady state, and a scope.Run around TakeAppend allocates a
+// fraction of an allocation (the scope's share of its block); Take, unlike
+// TakeAppend, also allocates its slice. Config.Timestamps adds two clock
+// reads per item.
 package distinct

@@ -37,7 +37,10 @@
 //   - Fairness: queues share the workers in proportion to their priorities,
 //     by the slot-time their runs use (stride scheduling: see the package's
 //     pick); a queue that used less is served first, and no ready queue
-//     starves.
+//     starves: with one worker and runs of equal length d, a ready queue
+//     of priority p waits at most (P/p + 2)·d for a run while a queue of
+//     priority P is saturated (TestLowPriorityIsNotStarved checks it at
+//     P/p = 100).
 //   - Caps and rates: MaxConcurrency bounds a queue's runs at once; Rate and
 //     Burst bound how fast its runs start. Both can change at run time.
 //   - Pause and Resume a queue: queued entries stay, running ones finish,
