@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
 )
 
 func TestBadConfigIsAnError(t *testing.T) {
@@ -89,9 +90,9 @@ func TestBadAddsAreErrorsAndLoseNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := newQueue(t, s, "floats", sched.QueueConfig[float64, float64]{Handler: nop[float64, float64]})
-	anyq := newQueue(t, s, "anys", sched.QueueConfig[any, any]{Handler: nop[any, any]})
-	add(t, q, 1.5)
+	q := must.Queue(t, s, "floats", sched.QueueConfig[float64, float64]{Handler: nop[float64, float64]})
+	anyq := must.Queue(t, s, "anys", sched.QueueConfig[any, any]{Handler: nop[any, any]})
+	must.Add(t, q, 1.5)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	for name, err := range map[string]error{
@@ -117,7 +118,7 @@ func TestBadAddsAreErrorsAndLoseNothing(t *testing.T) {
 	if rs, err := q.AddAll(ctx, []float64{4, math.NaN(), 5}); !errors.Is(err, sched.ErrInvalid) || len(rs) != 1 {
 		t.Errorf("AddAll with a NaN in the middle = %v, %v; want the first added and ErrInvalid", rs, err)
 	}
-	if c := counts(t, q); c.Pending != 2 {
+	if c := must.Counts(t, q); c.Pending != 2 {
 		t.Errorf("pending %d after the bad adds, want 2 (1.5 and 4)", c.Pending)
 	}
 	if err := s.Stop(ctx); err != nil {
@@ -132,7 +133,7 @@ func TestBadAddsAreErrorsAndLoseNothing(t *testing.T) {
 	if _, err := sched.NewQueue(s, "late", sched.QueueConfig[int, int]{Handler: nop[int, int]}); !errors.Is(err, sched.ErrStopped) {
 		t.Errorf("NewQueue after Stop: %v", err)
 	}
-	if c := counts(t, q); c.Pending != 2 {
+	if c := must.Counts(t, q); c.Pending != 2 {
 		t.Errorf("pending %d after Stop, want 2: accepted entries stay", c.Pending)
 	}
 	//lint:ignore SA1012 the nil context is the bad input under test

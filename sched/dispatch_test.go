@@ -11,6 +11,7 @@ import (
 
 	"github.com/jobkit/jobkit/governor"
 	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
 )
 
 // sleeper returns a handler that takes d of (fake) time and counts its runs.
@@ -26,7 +27,7 @@ func sleeper(d time.Duration, runs *atomic.Int64) sched.Handler[int, int] {
 func fill(t *testing.T, q *sched.Queue[int, int], base, n int) {
 	t.Helper()
 	for i := range n {
-		add(t, q, base+i)
+		must.Add(t, q, base+i)
 	}
 }
 
@@ -38,8 +39,8 @@ func TestFairnessFollowsPriorities(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newScheduler(t, sched.Config{Workers: 2, Loops: 2})
 			var a, b atomic.Int64
-			qa := newQueue(t, s, "a", sched.QueueConfig[int, int]{Handler: sleeper(10*time.Millisecond, &a), Priority: 3, BatchSize: batch})
-			qb := newQueue(t, s, "b", sched.QueueConfig[int, int]{Handler: sleeper(10*time.Millisecond, &b), Priority: 1, BatchSize: batch})
+			qa := must.Queue(t, s, "a", sched.QueueConfig[int, int]{Handler: sleeper(10*time.Millisecond, &a), Priority: 3, BatchSize: batch})
+			qb := must.Queue(t, s, "b", sched.QueueConfig[int, int]{Handler: sleeper(10*time.Millisecond, &b), Priority: 1, BatchSize: batch})
 			fill(t, qa, 0, 10_000)
 			fill(t, qb, 0, 10_000)
 			time.Sleep(20 * time.Second) // about 4,000 runs
@@ -62,8 +63,8 @@ func TestFairnessCountsSlotTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newScheduler(t, sched.Config{Workers: 2})
 		var long, short atomic.Int64
-		ql := newQueue(t, s, "long", sched.QueueConfig[int, int]{Handler: sleeper(40*time.Millisecond, &long), BatchSize: 1})
-		qs := newQueue(t, s, "short", sched.QueueConfig[int, int]{Handler: sleeper(10*time.Millisecond, &short), BatchSize: 1})
+		ql := must.Queue(t, s, "long", sched.QueueConfig[int, int]{Handler: sleeper(40*time.Millisecond, &long), BatchSize: 1})
+		qs := must.Queue(t, s, "short", sched.QueueConfig[int, int]{Handler: sleeper(10*time.Millisecond, &short), BatchSize: 1})
 		fill(t, ql, 0, 10_000)
 		fill(t, qs, 0, 10_000)
 		time.Sleep(20 * time.Second)
@@ -92,8 +93,8 @@ func TestLowPriorityIsNotStarved(t *testing.T) {
 		var mu sync.Mutex
 		var last time.Time
 		var gap time.Duration
-		qh := newQueue(t, s, "high", sched.QueueConfig[int, int]{Handler: sleeper(d, &high), Priority: 100, BatchSize: 1})
-		ql := newQueue(t, s, "low", sched.QueueConfig[int, int]{Priority: 1, BatchSize: 1,
+		qh := must.Queue(t, s, "high", sched.QueueConfig[int, int]{Handler: sleeper(d, &high), Priority: 100, BatchSize: 1})
+		ql := must.Queue(t, s, "low", sched.QueueConfig[int, int]{Priority: 1, BatchSize: 1,
 			Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
 				mu.Lock()
 				if !last.IsZero() {
@@ -146,14 +147,14 @@ func TestNothingRunsWhileTheGovernorRefuses(t *testing.T) {
 		defer g.Stop(ctx)
 		s := newScheduler(t, sched.Config{Workers: 4, Governor: g})
 		var runs atomic.Int64
-		q := newQueue(t, s, "q", sched.QueueConfig[int, int]{Handler: sleeper(0, &runs)})
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: sleeper(0, &runs)})
 		fill(t, q, 0, 100)
 		synctest.Wait() // all blocked: the loops wait in the governor's line
 		time.Sleep(10 * time.Second)
 		if n := runs.Load(); n != 0 {
 			t.Fatalf("%d runs while the governor refused", n)
 		}
-		if c := counts(t, q); c.Pending != 100 {
+		if c := must.Counts(t, q); c.Pending != 100 {
 			t.Fatalf("counts %+v while refused, want 100 pending", c)
 		}
 		sampler.cpu.Store(10)
@@ -175,7 +176,7 @@ func TestRateLimit(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newScheduler(t, sched.Config{Workers: 8})
 			var runs atomic.Int64
-			q := newQueue(t, s, "limited", sched.QueueConfig[int, int]{Handler: sleeper(0, &runs), Rate: tc.rate, Burst: tc.burst})
+			q := must.Queue(t, s, "limited", sched.QueueConfig[int, int]{Handler: sleeper(0, &runs), Rate: tc.rate, Burst: tc.burst})
 			fill(t, q, 0, 10_000)
 			const secs = 20
 			time.Sleep(secs * time.Second)
@@ -209,7 +210,7 @@ func TestDelayedEntriesRunOnTime(t *testing.T) {
 		start := time.Now()
 		var late atomic.Int64 // most lateness seen, ns
 		var runs atomic.Int64
-		q := newQueue(t, s, "delayed", sched.QueueConfig[int, int]{
+		q := must.Queue(t, s, "delayed", sched.QueueConfig[int, int]{
 			Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
 				due := start.Add(time.Duration(j.Payload) * time.Millisecond)
 				d := int64(time.Since(due))
@@ -229,7 +230,7 @@ func TestDelayedEntriesRunOnTime(t *testing.T) {
 		before := runtime.NumGoroutine()
 		for i := range n {
 			delay := time.Duration((i*7919)%(100*1000)) * time.Millisecond // spread over 100 s, not in order
-			add(t, q, int(delay/time.Millisecond), sched.At(start.Add(delay)))
+			must.Add(t, q, int(delay/time.Millisecond), sched.At(start.Add(delay)))
 		}
 		if g := runtime.NumGoroutine(); g != before {
 			t.Errorf("%d goroutines after adding %d delayed entries, %d before", g, n, before)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
 	"github.com/jobkit/jobkit/scope"
 )
 
@@ -42,12 +43,12 @@ func TestPanickingBackendIsContained(t *testing.T) {
 		s := newScheduler(t, sched.Config{Workers: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		var runs atomic.Int64
 		b := &faulty{Backend: sched.NewMemory[int, int]()}
-		q := newQueue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Handler: func(context.Context, *sched.Job[int, int]) error {
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Handler: func(context.Context, *sched.Job[int, int]) error {
 			runs.Add(1)
 			return nil
 		}})
-		add(t, q, 1)
-		add(t, q, 2, sched.After(time.Second))
+		must.Add(t, q, 1)
+		must.Add(t, q, 2, sched.After(time.Second))
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 		if runs.Load() != 2 || b.takes.Load() < 3 || b.promotes.Load() < 3 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
 )
 
 type order struct {
@@ -29,20 +30,20 @@ func newInspected(t *testing.T) (*sched.Scheduler, *sched.Queue[order, string], 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Stop(context.Background()) })
-	orders := newQueue(t, s, "orders", sched.QueueConfig[order, string]{
+	orders := must.Queue(t, s, "orders", sched.QueueConfig[order, string]{
 		Handler: nop[order, string],
 		Key:     func(o order) string { return fmt.Sprintf("%s/%d", o.Customer, o.Total) },
 	})
-	ids := newQueue(t, s, "ids", sched.QueueConfig[int, int]{Handler: nop[int, int]})
+	ids := must.Queue(t, s, "ids", sched.QueueConfig[int, int]{Handler: nop[int, int]})
 	for i := range 50 {
-		add(t, orders, order{Customer: []string{"acme", "globex"}[i%2], Total: i})
+		must.Add(t, orders, order{Customer: []string{"acme", "globex"}[i%2], Total: i})
 	}
 	for i := range 30 {
 		var opts []sched.AddOption
 		if i%3 == 0 {
 			opts = append(opts, sched.After(time.Hour))
 		}
-		add(t, ids, i, opts...)
+		must.Add(t, ids, i, opts...)
 	}
 	return s, orders, ids
 }
@@ -154,8 +155,8 @@ func TestInspectorPagesWhileQueuesChange(t *testing.T) {
 		if page < 10 {
 			// Between pages: add to both queues, behind and ahead of the
 			// cursor, and delete an entry not seen yet.
-			add(t, ids, 1000+page)
-			add(t, orders, order2(page))
+			must.Add(t, ids, 1000+page)
+			must.Add(t, orders, order2(page))
 			if _, err := in.Delete(ctx, sched.Query{Queues: []string{"ids"}, KeyPrefix: fmt.Sprint(29 - page)}); err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +186,7 @@ func TestInspectorWrites(t *testing.T) {
 		ctx := context.Background()
 		s := newScheduler(t, sched.Config{Workers: 2})
 		in := s.Inspector()
-		q := newQueue(t, s, "q", sched.QueueConfig[int, int]{
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
 			Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
 				if j.Payload < 5 {
 					return sched.Permanent(errors.New("bad"))
@@ -195,7 +196,7 @@ func TestInspectorWrites(t *testing.T) {
 			Retention: &sched.Retention{Succeeded: time.Hour, MaxSucceeded: 100, Failed: time.Hour, MaxFailed: 100},
 		})
 		for i := range 10 {
-			add(t, q, i)
+			must.Add(t, q, i)
 		}
 		synctest.Wait()
 		failed := sched.Query{States: []sched.State{sched.StateFailed}}
@@ -232,12 +233,12 @@ func TestInspectorWrites(t *testing.T) {
 		if err := in.Pause("q"); err != nil {
 			t.Fatal(err)
 		}
-		a, b := add(t, q, 100), add(t, q, 101)
+		a, b := must.Add(t, q, 100), must.Add(t, q, 101)
 		if err := in.Disable(ctx, "q", a); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
-		if c := counts(t, q); c.Pending != 2 {
+		if c := must.Counts(t, q); c.Pending != 2 {
 			t.Fatalf("paused queue: %+v", c)
 		}
 		if err := in.Resume("q"); err != nil {
@@ -285,7 +286,7 @@ func TestListingStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop(ctx)
-	q := newQueue(t, s, "big", sched.QueueConfig[int, int]{Handler: nop[int, int]})
+	q := must.Queue(t, s, "big", sched.QueueConfig[int, int]{Handler: nop[int, int]})
 	const n = 1_000_000
 	for i := range n {
 		if _, _, err := q.Add(ctx, i, sched.After(time.Hour)); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
 )
 
 // recorder is a handler that records the start of every run and returns
@@ -75,9 +76,9 @@ func TestRetriesFollowTheSchedule(t *testing.T) {
 					time.Sleep(tc.work)
 					return errors.New("still broken")
 				}}
-				q := newQueue(t, s, "q", sched.QueueConfig[int, int]{Handler: r.handle, Retry: &sched.RetryPolicy{MaxRetries: tc.m, Base: tc.c}})
+				q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: r.handle, Retry: &sched.RetryPolicy{MaxRetries: tc.m, Base: tc.c}})
 				t0 := time.Now()
-				add(t, q, 1)
+				must.Add(t, q, 1)
 				time.Sleep(tc.c << (tc.m + 1))
 				synctest.Wait()
 				var want []time.Duration
@@ -105,8 +106,8 @@ func TestOutcomeClasses(t *testing.T) {
 		policy := sched.RetryPolicy{MaxRetries: 2, Base: time.Second}
 		queue := func(name string, script func(run int, j *sched.Job[int, int]) error, maxReruns int) *recorder {
 			r := &recorder{script: script}
-			q := newQueue(t, s, name, sched.QueueConfig[int, int]{Handler: r.handle, Retry: &policy, Retention: &keep, MaxReruns: maxReruns})
-			add(t, q, 1)
+			q := must.Queue(t, s, name, sched.QueueConfig[int, int]{Handler: r.handle, Retry: &policy, Retention: &keep, MaxReruns: maxReruns})
+			must.Add(t, q, 1)
 			return r
 		}
 		permanent := queue("permanent", func(int, *sched.Job[int, int]) error {
@@ -174,22 +175,22 @@ func TestRetryDelays(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newScheduler(t, sched.Config{Workers: 64})
 		jittered := &recorder{script: func(int, *sched.Job[int, int]) error { return errors.New("x") }}
-		q := newQueue(t, s, "jitter", sched.QueueConfig[int, int]{Handler: jittered.handle,
+		q := must.Queue(t, s, "jitter", sched.QueueConfig[int, int]{Handler: jittered.handle,
 			Retry: &sched.RetryPolicy{MaxRetries: 1, Base: 10 * time.Second, Jitter: 0.5}})
 		t0 := time.Now()
 		for i := range 200 {
-			add(t, q, i)
+			must.Add(t, q, i)
 		}
 		capped := &recorder{script: func(int, *sched.Job[int, int]) error { return errors.New("x") }}
-		qc := newQueue(t, s, "capped", sched.QueueConfig[int, int]{Handler: capped.handle,
+		qc := must.Queue(t, s, "capped", sched.QueueConfig[int, int]{Handler: capped.handle,
 			Retry: &sched.RetryPolicy{MaxRetries: 4, Base: time.Second, MaxDelay: 3 * time.Second}})
-		add(t, qc, 1)
+		must.Add(t, qc, 1)
 		custom := &recorder{script: func(int, *sched.Job[int, int]) error { return errors.New("x") }}
-		qf := newQueue(t, s, "custom", sched.QueueConfig[int, int]{Handler: custom.handle,
+		qf := must.Queue(t, s, "custom", sched.QueueConfig[int, int]{Handler: custom.handle,
 			Retry: &sched.RetryPolicy{MaxRetries: 3, Delay: func(attempt int, err error) time.Duration {
 				return time.Duration(attempt) * time.Minute
 			}}})
-		add(t, qf, 1)
+		must.Add(t, qf, 1)
 		time.Sleep(time.Hour)
 		synctest.Wait()
 		var retries []time.Duration
@@ -222,12 +223,12 @@ func TestStopAndCancelReruns(t *testing.T) {
 			t.Fatal(err)
 		}
 		started := make(chan struct{})
-		q := newQueue(t, s, "long", sched.QueueConfig[int, int]{Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+		q := must.Queue(t, s, "long", sched.QueueConfig[int, int]{Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
 			close(started)
 			<-ctx.Done()
 			return ctx.Err()
 		}})
-		add(t, q, 1)
+		must.Add(t, q, 1)
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +248,7 @@ func TestRetentionExpiresAtTheTTL(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s := newScheduler(t, sched.Config{Workers: 2})
-		q := newQueue(t, s, "q", sched.QueueConfig[int, int]{
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
 			Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
 				if j.Payload == 2 {
 					return sched.Permanent(nil)
@@ -256,7 +257,7 @@ func TestRetentionExpiresAtTheTTL(t *testing.T) {
 			},
 			Retention: &sched.Retention{Succeeded: 10 * time.Second, MaxSucceeded: 10, Failed: time.Minute, MaxFailed: 10},
 		})
-		ok, failed := add(t, q, 1), add(t, q, 2)
+		ok, failed := must.Add(t, q, 1), must.Add(t, q, 2)
 		synctest.Wait()
 		t0 := time.Now()
 		exists := func(id sched.ID) bool {
@@ -277,7 +278,7 @@ func TestRetentionExpiresAtTheTTL(t *testing.T) {
 		if exists(failed) {
 			t.Error("the failed entry outlived its minute")
 		}
-		if c := counts(t, q); c.Expired != 2 || c.Added != 2 || c.Live()+c.Retained() != 0 {
+		if c := must.Counts(t, q); c.Expired != 2 || c.Added != 2 || c.Live()+c.Retained() != 0 {
 			t.Errorf("counts %+v, want both expired", c)
 		}
 	})
@@ -290,7 +291,7 @@ func TestPanickingDelayFailsTheEntry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newScheduler(t, sched.Config{Workers: 1})
 		var runs atomic.Int64
-		q := newQueue(t, s, "q", sched.QueueConfig[int, int]{
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
 			Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
 				runs.Add(1)
 				if j.Payload == 1 {
@@ -303,8 +304,8 @@ func TestPanickingDelayFailsTheEntry(t *testing.T) {
 				panic("bad delay")
 			}},
 		})
-		id := add(t, q, 1)
-		add(t, q, 2)
+		id := must.Add(t, q, 1)
+		must.Add(t, q, 2)
 		synctest.Wait()
 		e, err := q.Get(context.Background(), id)
 		if err != nil || e.State != sched.StateFailed || runs.Load() != 2 || !strings.Contains(e.Errors[0].Message, "Delay panicked") {

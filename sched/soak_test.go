@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
 )
 
 // TestRetentionSoak runs 10,000,000 jobs (-short: 300,000, kept 50ms)
@@ -65,7 +66,7 @@ func TestRetentionSoak(t *testing.T) {
 	}
 	<-finished
 	took := time.Since(start)
-	c := counts(t, q)
+	c := must.Counts(t, q)
 	third := len(samples) / 3
 	middle, last := slices.Max(samples[third:2*third]), slices.Max(samples[2*third:])
 	t.Logf("%d jobs in %v (%.0f/s): heap in use peaks at %d MB in the middle third, %d MB in the last; %d kept, %d expired",

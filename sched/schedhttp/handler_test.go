@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
 	"github.com/jobkit/jobkit/sched/schedhttp"
 )
 
@@ -71,13 +72,13 @@ func TestPagingWhileQueuesChange(t *testing.T) {
 			// ints, behind it once it is in names) and a name (always
 			// ahead: names come after ints), then delete the next entry
 			// the listing would show.
-			k := pos{"ints", add(t, f.ints, 1000+pages)}
+			k := pos{"ints", must.Add(t, f.ints, 1000+pages)}
 			if cursor.less(k) {
 				mustSee[k] = true
 			} else {
 				behind++
 			}
-			mustSee[pos{"names", add(t, f.names, "new-"+itoa(sched.ID(pages)))}] = true
+			mustSee[pos{"names", must.Add(t, f.names, "new-"+itoa(sched.ID(pages)))}] = true
 			var ahead []pos
 			for k := range mustSee {
 				if cursor.less(k) {
@@ -231,10 +232,10 @@ func TestGet(t *testing.T) {
 func TestEscapedQueueNames(t *testing.T) {
 	run(t, func(t *testing.T, f *fixture) {
 		const name = "x/y & z"
-		q := newQueue(t, f.s, name, sched.QueueConfig[string, string]{Handler: nop[string, string]})
+		q := must.Queue(t, f.s, name, sched.QueueConfig[string, string]{Handler: nop[string, string]})
 		q.Pause()
-		add(t, q, "k")
-		add(t, q, "l")
+		must.Add(t, q, "k")
+		must.Add(t, q, "l")
 		p := page(t, f.ro, "/entries?limit=1&queue="+url.QueryEscape(name))
 		if len(p.Entries) != 1 || p.Entries[0].Queue != name || p.Next != name+"/1" {
 			t.Fatalf("page: %+v", p)
@@ -248,7 +249,7 @@ func TestEscapedQueueNames(t *testing.T) {
 		}
 		call(t, f.rw, "POST", "/queues/"+url.PathEscape(name)+"/resume", http.StatusOK, nil)
 		synctest.Wait()
-		if c := counts(t, q); c.Succeeded != 2 {
+		if c := must.Counts(t, q); c.Succeeded != 2 {
 			t.Fatalf("after resume: %+v", c)
 		}
 	})
@@ -277,7 +278,7 @@ func TestWritesDisabled(t *testing.T) {
 		if after := count(t, f.ro, ""); after != before || count(t, f.ro, "?state=failed") != 3 {
 			t.Errorf("count %d after refused writes, was %d", after, before)
 		}
-		if c := counts(t, f.ints); c.Pending != 30 || c.Disabled != 0 {
+		if c := must.Counts(t, f.ints); c.Pending != 30 || c.Disabled != 0 {
 			t.Errorf("ints changed: %+v", c)
 		}
 	})
@@ -362,13 +363,13 @@ func TestDelete(t *testing.T) {
 
 		// A running entry is neither deleted nor retried.
 		release := make(chan struct{})
-		slow := newQueue(t, f.s, "slow", sched.QueueConfig[string, string]{
+		slow := must.Queue(t, f.s, "slow", sched.QueueConfig[string, string]{
 			Handler: func(ctx context.Context, _ *sched.Job[string, string]) error {
 				<-release
 				return nil
 			},
 		})
-		add(t, slow, "s")
+		must.Add(t, slow, "s")
 		synctest.Wait()
 		if e := entry(t, f.ro, "slow", 1); e.State != "running" {
 			t.Fatalf("slow/1: %+v", e)
@@ -406,7 +407,7 @@ func TestPauseResume(t *testing.T) {
 		if !got.Paused {
 			t.Fatalf("pause: %+v", got)
 		}
-		add(t, f.ints, 31)
+		must.Add(t, f.ints, 31)
 		synctest.Wait()
 		var q schedhttp.QueueSummary
 		call(t, f.ro, "GET", "/queues/ints", http.StatusOK, &q)
@@ -537,7 +538,7 @@ func TestCrossOriginWrites(t *testing.T) {
 				t.Errorf("%v: %q", hdr, msg)
 			}
 		}
-		if counts(t, f.ints).Pending != 30 {
+		if must.Counts(t, f.ints).Pending != 30 {
 			t.Fatal("a cross-origin write went through")
 		}
 		r := newRequest("POST", "/queues/ints/pause")

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
 	"github.com/jobkit/jobkit/sched/schedhttp"
 )
 
@@ -101,17 +102,17 @@ func setup(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{s: s, t0: time.Now(), log: &syncBuffer{}}
-	f.ints = newQueue(t, s, "ints", sched.QueueConfig[int, int]{Handler: nop[int, int]})
-	f.names = newQueue(t, s, "names", sched.QueueConfig[string, string]{Handler: nop[string, string]})
-	f.orders = newQueue(t, s, "orders", sched.QueueConfig[order, int]{
+	f.ints = must.Queue(t, s, "ints", sched.QueueConfig[int, int]{Handler: nop[int, int]})
+	f.names = must.Queue(t, s, "names", sched.QueueConfig[string, string]{Handler: nop[string, string]})
+	f.orders = must.Queue(t, s, "orders", sched.QueueConfig[order, int]{
 		Handler: nop[order, int], Key: func(o order) int { return o.ID },
 	})
-	f.fails = newQueue(t, s, "fails", sched.QueueConfig[string, string]{
+	f.fails = must.Queue(t, s, "fails", sched.QueueConfig[string, string]{
 		Handler: func(context.Context, *sched.Job[string, string]) error {
 			return sched.Permanent(errors.New("malformed input"))
 		},
 	})
-	f.odd = newQueue(t, s, "odd", sched.QueueConfig[odd, int]{
+	f.odd = must.Queue(t, s, "odd", sched.QueueConfig[odd, int]{
 		Handler: nop[odd, int], Key: func(o odd) int { return o.N },
 	})
 	f.ints.Pause()
@@ -127,27 +128,27 @@ func setup(t *testing.T) *fixture {
 		}
 	})
 	for i := 1; i <= 30; i++ {
-		add(t, f.ints, i)
+		must.Add(t, f.ints, i)
 	}
-	add(t, f.orders, order{1, "book"})
-	add(t, f.orders, order{2, "pen"})
-	add(t, f.orders, order{3, "later"}, sched.After(1000*time.Hour))
+	must.Add(t, f.orders, order{1, "book"})
+	must.Add(t, f.orders, order{2, "pen"})
+	must.Add(t, f.orders, order{3, "later"}, sched.After(1000*time.Hour))
 	for _, v := range []string{"bad-1", "bad-2", "bad-3"} {
-		add(t, f.fails, v)
+		must.Add(t, f.fails, v)
 	}
 	for i, v := range []any{42, make(chan int), func() {}, math.NaN(), panicky{}, failing{}, garbage{}, "fine"} {
-		add(t, f.odd, odd{i + 1, v})
+		must.Add(t, f.odd, odd{i + 1, v})
 	}
 	time.Sleep(time.Hour) // fake time: the names come later
 	for _, v := range []string{"alpha", "beta", "gamma"} {
-		add(t, f.names, v)
+		must.Add(t, f.names, v)
 	}
 	time.Sleep(time.Hour)
 	for _, v := range []string{"user-1", "user-2", "user-3"} {
-		add(t, f.names, v)
+		must.Add(t, f.names, v)
 	}
 	synctest.Wait() // the fails have failed
-	if c := counts(t, f.fails); c.Failed != 3 {
+	if c := must.Counts(t, f.fails); c.Failed != 3 {
 		t.Fatalf("fails: %+v, want 3 failed", c)
 	}
 	logger := slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -163,33 +164,6 @@ func newHandler(t *testing.T, insp *sched.Inspector, opts schedhttp.Options) *sc
 		t.Fatal(err)
 	}
 	return h
-}
-
-func newQueue[T any, K comparable](t *testing.T, s *sched.Scheduler, name string, cfg sched.QueueConfig[T, K]) *sched.Queue[T, K] {
-	t.Helper()
-	q, err := sched.NewQueue(s, name, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q
-}
-
-func add[T any, K comparable](t *testing.T, q *sched.Queue[T, K], v T, opts ...sched.AddOption) sched.ID {
-	t.Helper()
-	id, ok, err := q.Add(context.Background(), v, opts...)
-	if err != nil || !ok {
-		t.Fatalf("Add(%v) = %v, %v", v, ok, err)
-	}
-	return id
-}
-
-func counts[T any, K comparable](t *testing.T, q *sched.Queue[T, K]) sched.Counts {
-	t.Helper()
-	c, err := q.Counts(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // serve serves method target with body (none if nil) and returns the

@@ -114,27 +114,8 @@ func (r *reporter) renderChart(g *group, impls []string) string {
 		py := func(ns float64) float64 {
 			return top + panelH - (math.Log10(ns)-math.Log10(ylo))/(math.Log10(yhi)-math.Log10(ylo))*panelH
 		}
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-weight="bold" text-anchor="middle">backlog = %s</text>`+"\n", x0+panelW/2, top-10, bl)
-		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#333"/>`+"\n", x0, top, panelW, panelH)
-		for v := ylo; v <= yhi*1.0001; v *= 10 {
-			for _, m := range []float64{1, 2, 5} {
-				t := v * m
-				if t > yhi*1.0001 {
-					break
-				}
-				y := py(t)
-				fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", x0, y, x0+panelW, y)
-				if i == 0 {
-					fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%g</text>`+"\n", x0-6, y+4, t)
-				}
-			}
-		}
-		for _, c := range cs {
-			x := px(c)
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#ddd"/>`+"\n", x, top, x, top+panelH)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%g</text>`+"\n", x, top+panelH+16, c)
-		}
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">consumers C (producers P = %s)</text>`+"\n", x0+panelW/2, top+panelH+36, strings.Join(pdesc, ", "))
+		panelFrame(&b, panel{first: i == 0, x0: x0, top: top, w: panelW, h: panelH, ylo: ylo, yhi: yhi, py: py, xs: cs, px: px},
+			"backlog = "+bl, "consumers C (producers P = "+strings.Join(pdesc, ", ")+")")
 		for j, im := range impls {
 			color := implColor(im, j)
 			for _, batch := range batchSizes {
@@ -165,4 +146,41 @@ func (r *reporter) renderChart(g *group, impls []string) string {
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">solid: batch 1; dashed, hollow: batch 16</text>`+"\n", left+float64(len(impls))*140, ly+1)
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// panel is the frame of one panel of a log-log chart: its place and size,
+// its axes' ranges and ticks, and the maps from values to coordinates.
+type panel struct {
+	first         bool // the leftmost panel, which labels the y axis
+	x0, top, w, h float64
+	ylo, yhi      float64
+	py            func(float64) float64
+	xs            []float64 // the x ticks, labelled
+	px            func(float64) float64
+}
+
+// panelFrame draws p's title, border, grid and tick labels, and the x axis
+// caption.
+func panelFrame(b *strings.Builder, p panel, title, xcaption string) {
+	fmt.Fprintf(b, `<text x="%.0f" y="%.0f" font-weight="bold" text-anchor="middle">%s</text>`+"\n", p.x0+p.w/2, p.top-10, html.EscapeString(title))
+	fmt.Fprintf(b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#333"/>`+"\n", p.x0, p.top, p.w, p.h)
+	for v := p.ylo; v <= p.yhi*1.0001; v *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			t := v * m
+			if t > p.yhi*1.0001 {
+				break
+			}
+			y := p.py(t)
+			fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", p.x0, y, p.x0+p.w, y)
+			if p.first {
+				fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%g</text>`+"\n", p.x0-6, y+4, t)
+			}
+		}
+	}
+	for _, c := range p.xs {
+		x := p.px(c)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#ddd"/>`+"\n", x, p.top, x, p.top+p.h)
+		fmt.Fprintf(b, `<text x="%.1f" y="%.0f" text-anchor="middle">%g</text>`+"\n", x, p.top+p.h+16, c)
+	}
+	fmt.Fprintf(b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`+"\n", p.x0+p.w/2, p.top+p.h+36, html.EscapeString(xcaption))
 }

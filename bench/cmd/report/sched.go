@@ -268,27 +268,8 @@ func renderSchedChart(d *data) (string, bool) {
 		py := func(ns float64) float64 {
 			return top + panelH - (math.Log10(ns)-math.Log10(ylo))/(math.Log10(yhi)-math.Log10(ylo))*panelH
 		}
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-weight="bold" text-anchor="middle">%s</text>`+"\n", x0+panelW/2, top-10, html.EscapeString(mode))
-		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#333"/>`+"\n", x0, top, panelW, panelH)
-		for v := ylo; v <= yhi*1.0001; v *= 10 {
-			for _, m := range []float64{1, 2, 5} {
-				t := v * m
-				if t > yhi*1.0001 {
-					break
-				}
-				y := py(t)
-				fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", x0, y, x0+panelW, y)
-				if i == 0 {
-					fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%g</text>`+"\n", x0-6, y+4, t)
-				}
-			}
-		}
-		for _, w := range ws {
-			x := px(w)
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#ddd"/>`+"\n", x, top, x, top+panelH)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%g</text>`+"\n", x, top+panelH+16, w)
-		}
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">workers W</text>`+"\n", x0+panelW/2, top+panelH+36)
+		panelFrame(&b, panel{first: i == 0, x0: x0, top: top, w: panelW, h: panelH, ylo: ylo, yhi: yhi, py: py, xs: ws, px: px},
+			mode, "workers W")
 		for j, im := range sr.impls {
 			pts := lines[mode][im]
 			if len(pts) == 0 {
