@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jobkit/jobkit/internal/stack"
@@ -44,6 +45,8 @@ type Config struct {
 	OnAlert func(Alert)
 
 	// Metrics, if not nil, counts rescues, poisonings and alerts by queue.
+	// A provider or counter that panics switches them off (one error is
+	// logged); the reaper goes on.
 	Metrics MetricsProvider
 
 	// Logger receives the alerts (warnings) and rescues (info). Defaults to
@@ -127,6 +130,8 @@ type Reaper struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	stopped bool
+
+	metricsOff atomic.Bool // set once a metric panicked
 
 	mu      sync.Mutex // guards the fields below
 	stats   Stats
@@ -266,18 +271,15 @@ func (r *Reaper) Look(ctx context.Context) {
 		r.cfg.Logger.Warn("recovery: reap failed", slog.Any("error", err))
 	}
 	for _, x := range rescued {
-		m := r.metricsOf(x.Queue)
 		r.mu.Lock()
 		r.stats.Rescued++
 		if x.Poisoned {
 			r.stats.Poisoned++
 		}
 		r.mu.Unlock()
-		if m != nil {
-			m.rescues.Inc()
-			if x.Poisoned {
-				m.poisoned.Inc()
-			}
+		r.count(x.Queue, func(m *queueMetrics) sched.CounterMetric { return m.rescues })
+		if x.Poisoned {
+			r.count(x.Queue, func(m *queueMetrics) sched.CounterMetric { return m.poisoned })
 		}
 		r.cfg.Logger.Info("recovery: rescued a run whose lease lapsed",
 			slog.String("queue", x.Queue), slog.Uint64("id", uint64(x.ID)),
@@ -352,9 +354,7 @@ func (r *Reaper) alert(a Alert) {
 	r.mu.Lock()
 	r.stats.Alerts++
 	r.mu.Unlock()
-	if m := r.metricsOf(a.Queue); m != nil {
-		m.alerts.Inc()
-	}
+	r.count(a.Queue, func(m *queueMetrics) sched.CounterMetric { return m.alerts })
 	r.cfg.Logger.Warn("recovery: "+a.Kind.String(), slog.String("alert", a.String()))
 	if r.cfg.OnAlert != nil {
 		r.hook(a)
@@ -372,11 +372,27 @@ func (r *Reaper) hook(a Alert) {
 	r.cfg.OnAlert(a)
 }
 
+// count increments the counter that pick selects among queue's metrics. A
+// provider or a metric that panics switches the reaper's metrics off, with
+// one error logged: it never ends the reaper or the process. A nil metric
+// is skipped.
+func (r *Reaper) count(queue string, pick func(*queueMetrics) sched.CounterMetric) {
+	if r.cfg.Metrics == nil || r.metricsOff.Load() {
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil && r.metricsOff.CompareAndSwap(false, true) {
+			r.cfg.Logger.Error("recovery: a metric panicked; the reaper's metrics are off", slog.Any("panic", v))
+		}
+	}()
+	if c := pick(r.metricsOf(queue)); c != nil {
+		c.Inc()
+	}
+}
+
+// metricsOf returns queue's metrics, made at the first use.
 func (r *Reaper) metricsOf(queue string) *queueMetrics {
 	p := r.cfg.Metrics
-	if p == nil {
-		return nil
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.metrics[queue]

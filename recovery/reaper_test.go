@@ -512,3 +512,48 @@ func TestStopFromTheAlertHook(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// badMetrics is a recovery.MetricsProvider whose constructors panic, or
+// whose counters do.
+type badMetrics struct{ inNew bool }
+
+type panickingCounter struct{}
+
+func (panickingCounter) Inc() { panic("counter bug") }
+
+func (b badMetrics) counter() sched.CounterMetric {
+	if b.inNew {
+		panic("provider bug")
+	}
+	return panickingCounter{}
+}
+func (b badMetrics) NewRescuesMetric(string) sched.CounterMetric  { return b.counter() }
+func (b badMetrics) NewPoisonedMetric(string) sched.CounterMetric { return b.counter() }
+func (b badMetrics) NewAlertsMetric(string) sched.CounterMetric   { return b.counter() }
+
+// A metrics provider or counter that panics never ends the reaper: the
+// rescue happens, the rerun runs, the alert hook is still called.
+func TestPanickingMetricsDoNotEndTheReaper(t *testing.T) {
+	t.Parallel()
+	for _, inNew := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			g := newRig(t, 2, recovery.Config{Metrics: badMetrics{inNew: inNew}, TakenThreshold: 1})
+			var runs atomic.Int64
+			q := queue[int](g, "q", sched.QueueConfig[int, int]{Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+				if runs.Add(1) == 1 {
+					g.hang()
+				}
+				return nil
+			}})
+			id := add(t, q, 1)
+			time.Sleep(10 * time.Second)
+			synctest.Wait()
+			if e := get(t, q, id); e.State != sched.StateSucceeded || e.Rescues != 1 {
+				t.Errorf("entry %v with %d rescues, want succeeded after one rescue", e.State, e.Rescues)
+			}
+			if st := g.r.Stats(); st.Rescued != 1 {
+				t.Errorf("stats %+v, want one rescue", st)
+			}
+		})
+	}
+}

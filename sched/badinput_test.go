@@ -152,3 +152,48 @@ func TestBadAddsAreErrorsAndLoseNothing(t *testing.T) {
 }
 
 func second[A, B any](_ A, _ B, err error) error { return err }
+
+// A Key or Group function that panics on a payload makes Add and AddAll
+// return an error wrapping ErrInvalid, not panic; AddAll keeps what it added
+// before, and the queue goes on working.
+func TestPanickingKeyOrGroupIsAnError(t *testing.T) {
+	t.Parallel()
+	s := newScheduler(t, sched.Config{Workers: 2})
+	ran := make(chan int, 8)
+	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+		Handler: func(_ context.Context, j *sched.Job[int, int]) error { ran <- j.Payload; return nil },
+		Key: func(v int) int {
+			if v == 3 {
+				panic("key of 3")
+			}
+			return v
+		},
+		Group: func(v int) string {
+			if v == 4 {
+				panic("group of 4")
+			}
+			return ""
+		},
+	})
+	ctx := context.Background()
+	for _, v := range []int{3, 4} {
+		if _, _, err := q.Add(ctx, v); !errors.Is(err, sched.ErrInvalid) {
+			t.Errorf("Add(%d) = %v, want ErrInvalid", v, err)
+		}
+	}
+	res, err := q.AddAll(ctx, []int{1, 2, 3, 5})
+	if !errors.Is(err, sched.ErrInvalid) || len(res) != 2 {
+		t.Errorf("AddAll = %v, %v; want the first two added and ErrInvalid", res, err)
+	}
+	must.Add(t, q, 6)
+	got := map[int]bool{}
+	for range 3 {
+		got[<-ran] = true
+	}
+	if !got[1] || !got[2] || !got[6] {
+		t.Errorf("ran %v, want 1, 2 and 6", got)
+	}
+	if c := must.Counts(t, q); c.Added != 3 {
+		t.Errorf("counts %+v, want 3 added", c)
+	}
+}

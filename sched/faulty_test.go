@@ -2,6 +2,7 @@ package sched_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"sync/atomic"
@@ -55,4 +56,80 @@ func TestPanickingBackendIsContained(t *testing.T) {
 			t.Errorf("%d runs after %d takes and %d promotions, want both jobs run once the backend recovers", runs.Load(), b.takes.Load(), b.promotes.Load())
 		}
 	})
+}
+
+// panicky is a metrics provider whose metrics panic once armed, and whose
+// constructors panic or return nil if told to.
+type panicky struct {
+	armed   atomic.Bool
+	newMode string // "panic" or "nil" makes NewAddsMetric panic or return nil
+	calls   atomic.Int64
+}
+
+func (p *panicky) metric() *panickyMetric { return &panickyMetric{p} }
+
+func (p *panicky) NewDepthMetric(string) sched.GaugeMetric { return p.metric() }
+func (p *panicky) NewAddsMetric(string) sched.CounterMetric {
+	switch p.newMode {
+	case "panic":
+		panic("provider bug")
+	case "nil":
+		return nil
+	}
+	return p.metric()
+}
+func (p *panicky) NewLatencyMetric(string) sched.HistogramMetric      { return p.metric() }
+func (p *panicky) NewWorkDurationMetric(string) sched.HistogramMetric { return p.metric() }
+func (p *panicky) NewUnfinishedWorkSecondsMetric(string) sched.SettableGaugeMetric {
+	return p.metric()
+}
+func (p *panicky) NewLongestRunningProcessorSecondsMetric(string) sched.SettableGaugeMetric {
+	return p.metric()
+}
+func (p *panicky) NewRetriesMetric(string) sched.CounterMetric { return p.metric() }
+
+type panickyMetric struct{ p *panicky }
+
+func (m *panickyMetric) hit() {
+	m.p.calls.Add(1)
+	if m.p.armed.Load() {
+		panic("metric bug")
+	}
+}
+func (m *panickyMetric) Inc()            { m.hit() }
+func (m *panickyMetric) Dec()            { m.hit() }
+func (m *panickyMetric) Set(float64)     { m.hit() }
+func (m *panickyMetric) Observe(float64) { m.hit() }
+
+// A metrics provider that panics or returns a nil metric fails NewQueue
+// with ErrInvalid; metrics that panic later switch the queue's metrics off
+// and the jobs still run: no worker, loop or Add is taken down.
+func TestPanickingMetricsAreContained(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"panic", "nil"} {
+		s := newScheduler(t, sched.Config{Workers: 1, Metrics: &panicky{newMode: mode}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		_, err := sched.NewQueue(s, "q", sched.QueueConfig[int, int]{Handler: func(context.Context, *sched.Job[int, int]) error { return nil }})
+		if !errors.Is(err, sched.ErrInvalid) {
+			t.Errorf("NewQueue with a provider that returns %s: %v, want ErrInvalid", mode, err)
+		}
+	}
+	p := &panicky{}
+	s := newScheduler(t, sched.Config{Workers: 2, Metrics: p, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	done := make(chan int, 64)
+	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+		done <- j.Payload
+		return nil
+	}})
+	must.Add(t, q, 0)
+	<-done
+	p.armed.Store(true)
+	for i := 1; i <= 20; i++ {
+		must.Add(t, q, i)
+	}
+	for range 20 {
+		<-done
+	}
+	if c := must.Counts(t, q); c.Added != 21 {
+		t.Errorf("counts %+v, want 21 added", c)
+	}
 }

@@ -2,7 +2,10 @@ package sched
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,7 +16,10 @@ import (
 // module github.com/jobkit/jobkit/metrics/prometheus is a ready one.) Each
 // method is called once per queue, with the queue's name. Depth and the two
 // running-time gauges are samples, taken twice a second while the
-// scheduler runs; the others move with each event.
+// scheduler runs; the others move with each event. A provider that panics
+// or returns a nil metric makes NewQueue fail with ErrInvalid; a metric
+// that panics later switches its queue's metrics off, with one error
+// logged, and the jobs run on.
 type MetricsProvider interface {
 	// NewDepthMetric counts the entries ready to run (pending).
 	NewDepthMetric(name string) GaugeMetric
@@ -71,10 +77,23 @@ type queueMetrics struct {
 	mu       sync.Mutex
 	depthNow int
 	running  map[any]time.Time // batch → start of its current run
+
+	// off is set when one of the provider's metrics panicked: the queue's
+	// metrics are then switched off, and the panic logged, once.
+	off  atomic.Bool
+	log  *slog.Logger
+	name string
 }
 
-func newQueueMetrics(p MetricsProvider, name string) *queueMetrics {
-	return &queueMetrics{
+// newQueueMetrics makes the metrics of the queue named name. A provider
+// that panics or returns a nil metric is an error wrapping ErrInvalid.
+func newQueueMetrics(p MetricsProvider, name string, log *slog.Logger) (m *queueMetrics, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("%w: the metrics provider panicked: %v", ErrInvalid, r)
+		}
+	}()
+	m = &queueMetrics{
 		depth:      p.NewDepthMetric(name),
 		adds:       p.NewAddsMetric(name),
 		latency:    p.NewLatencyMetric(name),
@@ -83,11 +102,42 @@ func newQueueMetrics(p MetricsProvider, name string) *queueMetrics {
 		longest:    p.NewLongestRunningProcessorSecondsMetric(name),
 		retries:    p.NewRetriesMetric(name),
 		running:    make(map[any]time.Time),
+		log:        log,
+		name:       name,
 	}
+	if m.depth == nil || m.adds == nil || m.latency == nil || m.duration == nil ||
+		m.unfinished == nil || m.longest == nil || m.retries == nil {
+		return nil, fmt.Errorf("%w: the metrics provider returned a nil metric", ErrInvalid)
+	}
+	return m, nil
+}
+
+// guard, deferred by every method that calls a metric, turns a panic of
+// the provider's metric into switching the queue's metrics off: a faulty
+// metric never takes a worker, a loop or an Add down with it.
+func (m *queueMetrics) guard() {
+	if r := recover(); r != nil {
+		if m.off.CompareAndSwap(false, true) {
+			m.log.Error("sched: a metric panicked; the queue's metrics are off", slog.String("queue", m.name), slog.Any("panic", r))
+		}
+	}
+}
+
+// added counts an add.
+func (m *queueMetrics) added() {
+	if m.off.Load() {
+		return
+	}
+	defer m.guard()
+	m.adds.Inc()
 }
 
 // dispatched records that batch b left its queue.
 func (m *queueMetrics) dispatched(b interface{ latencies(func(time.Duration)) }) {
+	if m.off.Load() {
+		return
+	}
+	defer m.guard()
 	b.latencies(func(d time.Duration) { m.latency.Observe(d.Seconds()) })
 }
 
@@ -102,6 +152,10 @@ func (m *queueMetrics) runEnded(b any, d time.Duration, retried bool) {
 	m.mu.Lock()
 	delete(m.running, b)
 	m.mu.Unlock()
+	if m.off.Load() {
+		return
+	}
+	defer m.guard()
 	m.duration.Observe(d.Seconds())
 	if retried {
 		m.retries.Inc()
@@ -110,6 +164,10 @@ func (m *queueMetrics) runEnded(b any, d time.Duration, retried bool) {
 
 // update sets the gauges at now, with pending entries ready.
 func (m *queueMetrics) update(now time.Time, pending int) {
+	if m.off.Load() {
+		return
+	}
+	defer m.guard()
 	m.mu.Lock()
 	var sum, longest time.Duration
 	for _, at := range m.running {

@@ -267,7 +267,11 @@ func (q *Queue[T, K]) configure(s *Scheduler, name string, cfg *QueueConfig[T, K
 	q.maxConc.Store(int64(cfg.MaxConcurrency))
 	q.limiter.Store(lim)
 	if s.cfg.Metrics != nil {
-		q.metrics = newQueueMetrics(s.cfg.Metrics, name)
+		m, err := newQueueMetrics(s.cfg.Metrics, name, s.log)
+		if err != nil {
+			return fmt.Errorf("queue %q: %w", name, err)
+		}
+		q.metrics = m
 	}
 	return nil
 }
@@ -344,7 +348,8 @@ func (q *Queue[T, K]) key(v T) K {
 // running, and failed with BlockFailed), that entry's ID and false.
 //
 // It returns an error wrapping ErrInvalid for a nil or done ctx, an invalid
-// key (NaN, or unhashable) or option, ErrStopped once the scheduler was
+// key (NaN, or unhashable), a Key or Group function that panics on v, or an
+// invalid option, ErrStopped once the scheduler was
 // stopped, and the backend's error if it fails; nothing is added then.
 func (q *Queue[T, K]) Add(ctx context.Context, v T, opts ...AddOption) (ID, bool, error) {
 	if err := q.s.checkAdd(ctx); err != nil {
@@ -366,22 +371,41 @@ func (q *Queue[T, K]) add(ctx context.Context, e *NewEntry[T, K]) (ID, bool, err
 		q.lowerDue(e.RunAt)
 	}
 	if m := q.metrics; m != nil {
-		m.adds.Inc()
+		m.added()
 	}
 	return id, true, nil
 }
 
+// keyAndGroup returns v's key and group. A panic of the queue's Key or
+// Group function is an error wrapping ErrInvalid; without either function
+// nothing can panic and no recover is set up.
+func (q *Queue[T, K]) keyAndGroup(v T) (k K, group string, err error) {
+	if q.keyOf == nil && q.groupOf == nil {
+		return q.key(v), "", nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: the queue's Key or Group function panicked: %v", ErrInvalid, r)
+		}
+	}()
+	k = q.key(v)
+	if q.groupOf != nil {
+		group = q.groupOf(v)
+	}
+	return k, group, nil
+}
+
 // newEntry fills in e for payload v with opts.
 func (q *Queue[T, K]) newEntry(e *NewEntry[T, K], v T, opts []AddOption) error {
-	k := q.key(v)
+	k, group, err := q.keyAndGroup(v)
+	if err != nil {
+		return err
+	}
 	if !keys.Valid(q.keyKind, k) {
 		return fmt.Errorf("%w: key %s is not equal to itself or cannot be hashed", ErrInvalid, keys.Describe(k))
 	}
 	now := q.s.clock.Now()
-	*e = NewEntry[T, K]{Key: k, Payload: v, Priority: q.priority, Now: now}
-	if q.groupOf != nil {
-		e.Group = q.groupOf(v)
-	}
+	*e = NewEntry[T, K]{Key: k, Payload: v, Priority: q.priority, Now: now, Group: group}
 	for i := range opts {
 		o := &opts[i]
 		switch o.kind {
