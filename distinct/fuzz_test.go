@@ -183,19 +183,7 @@ func fuzzQueue(t *testing.T, ops []byte) {
 		for _, s := range scopes {
 			s.Close(scope.Succeeded())
 		}
-		q.Close()
-		for {
-			err := q.Process(ctx, 3, func(context.Context, []any) error { return nil })
-			if errors.Is(err, distinct.ErrClosed) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := q.Drain(ctx); err != nil {
-			t.Fatal(err)
-		}
+		closeAndDrain(t, q)
 	}
 }
 

@@ -57,19 +57,7 @@ func invalidKeysOf[T comparable](t *testing.T, good T, bad ...T) {
 	if !q.Add(items[0]) {
 		t.Error("cannot add a valid key after invalid ones")
 	}
-	q.Close()
-	for {
-		err := q.Process(ctx, 8, func(context.Context, []T) error { return nil })
-		if errors.Is(err, distinct.ErrClosed) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := q.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
+	closeAndDrain(t, q)
 }
 
 func TestKeysNotEqualToThemselvesAreRefused(t *testing.T) {
@@ -287,23 +275,5 @@ func TestGoexitInRunPutsTheBatchBack(t *testing.T) {
 	if info, _ := q.Info("a"); info.Attempts != 1 {
 		t.Errorf("attempts after Goexit = %d, want 1", info.Attempts)
 	}
-	if err := q.Drain(contextWithoutWork(t, q)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// contextWithoutWork drains q with Process and returns a context for Drain.
-func contextWithoutWork[T comparable](t *testing.T, q *distinct.Queue[T]) context.Context {
-	t.Helper()
-	ctx := context.Background()
-	q.Close()
-	for {
-		err := q.Process(ctx, 16, func(context.Context, []T) error { return nil })
-		if errors.Is(err, distinct.ErrClosed) {
-			return ctx
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	closeAndDrain(t, q)
 }

@@ -21,6 +21,26 @@ func newQueue[T comparable](t *testing.T, cfg distinct.Config) *distinct.Queue[T
 	return q
 }
 
+// closeAndDrain closes q, processes what is left until Process reports
+// ErrClosed, and checks that Drain then returns at once.
+func closeAndDrain[T comparable](t *testing.T, q *distinct.Queue[T]) {
+	t.Helper()
+	ctx := context.Background()
+	q.Close()
+	for {
+		err := q.Process(ctx, 16, func(context.Context, []T) error { return nil })
+		if errors.Is(err, distinct.ErrClosed) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // takeIn takes up to max items under a new scope and returns them with it.
 func takeIn[T comparable](t *testing.T, q *distinct.Queue[T], max int) ([]T, *scope.Scope) {
 	t.Helper()
