@@ -32,10 +32,16 @@ type flight[T comparable] struct {
 }
 
 // arena holds the flights of the items in progress, reusing the slots of
-// settled ones. It gives its memory back when nothing is in progress.
+// settled ones. When nothing is in progress it keeps its slots for the next
+// takes, unless they were too many for too long: after arenaPatience times in
+// a row that nothing was in progress and less than a quarter of more than
+// maxFreeCap slots had been used since the time before, it gives its memory
+// back. A steady load so keeps its arena (no allocation), and the memory of
+// a burst is released once the load is small again.
 type arena[T comparable] struct {
 	slots []flight[T]
 	free  []uint32 // indexes of unused slots
+	small int      // times in a row the slots were mostly unused
 }
 
 // alloc returns the index of an unused slot.
@@ -54,22 +60,31 @@ func (a *arena[T]) at(i uint32) *flight[T] { return &a.slots[i] }
 // release frees slot i; live is the number of slots still in use.
 func (a *arena[T]) release(i uint32, live int) {
 	a.slots[i].b = nil // its other fields are set again by the next take
-	if live == 0 {
-		if len(a.slots) > maxFreeCap {
-			*a = arena[T]{}
-		} else {
-			a.slots, a.free = a.slots[:0], a.free[:0]
-		}
+	if live > 0 {
+		a.free = append(a.free, i)
 		return
 	}
-	a.free = append(a.free, i)
+	// Every slot is free. len(a.slots) is the most that were in use at
+	// once since the last time none was.
+	if c := cap(a.slots); c > maxFreeCap && len(a.slots) < c/4 {
+		if a.small++; a.small >= arenaPatience {
+			*a = arena[T]{}
+			return
+		}
+	} else {
+		a.small = 0
+	}
+	a.slots, a.free = a.slots[:0], a.free[:0]
 }
 
 // maxFree bounds the batches kept for reuse, and maxFreeCap the size of one
-// (and of an arena kept while nothing is in progress).
+// (and the slots an arena keeps however little it is used); arenaPatience is
+// how many mostly unused drains in a row an arena waits before it gives its
+// slots back.
 const (
-	maxFree    = 256
-	maxFreeCap = 1024
+	maxFree       = 256
+	maxFreeCap    = 1024
+	arenaPatience = 16
 )
 
 // Take waits until at least one item is queued, then takes between 1 and max
