@@ -977,12 +977,18 @@ func (l *retainList[T, K]) remove(e *mentry[T, K]) {
 }
 
 // order keeps every entry in ascending ID order: an append-only slice with
-// holes for deleted entries, compacted once holes outnumber entries.
+// holes for deleted entries, compacted once holes outnumber entries. A
+// compaction that leaves it less than a quarter full gives the memory back,
+// unless it has at most orderKeep slots (a steady load reuses them).
 type order[T any, K comparable] struct {
 	s     []*mentry[T, K]
 	ids   []ID // ids[i] is the ID of s[i], kept for holes too
 	holes int
 }
+
+// orderKeep is the capacity (16 bytes a slot) that order keeps however
+// empty it is.
+const orderKeep = 1 << 16
 
 func (o *order[T, K]) push(e *mentry[T, K]) {
 	e.orderAt = len(o.s)
@@ -1004,7 +1010,7 @@ func (o *order[T, K]) remove(e *mentry[T, K]) {
 		}
 		clear(o.s[k:])
 		o.s, o.ids, o.holes = o.s[:k], o.ids[:k], 0
-		if cap(o.s) > 1024 && k < cap(o.s)/4 {
+		if cap(o.s) > orderKeep && k < cap(o.s)/4 {
 			o.s, o.ids = slices.Clip(o.s), slices.Clip(o.ids)
 			o.s, o.ids = append([]*mentry[T, K](nil), o.s...), append([]ID(nil), o.ids...)
 		}
