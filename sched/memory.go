@@ -135,12 +135,22 @@ func (m *Memory[T, K]) alloc() *mentry[T, K] {
 // maxFreeEntries bounds the entries kept for reuse.
 const maxFreeEntries = 4096
 
-// Add implements Backend.
+// Add implements Backend. It notifies the scheduler after it let go of
+// the lock, so that the loop it wakes does not wait for it.
 func (m *Memory[T, K]) Add(ctx context.Context, a NewEntry[T, K]) (ID, bool, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	id, added, ready := m.add(&a)
+	m.mu.Unlock()
+	if ready {
+		m.info.Notify()
+	}
+	return id, added, nil
+}
+
+// add is Add under m.mu; ready reports whether the entry can be taken.
+func (m *Memory[T, K]) add(a *NewEntry[T, K]) (id ID, added, ready bool) {
 	if old, ok := m.byKey[a.Key]; ok {
-		return old.id, false, nil
+		return old.id, false, false
 	}
 	m.seq++
 	m.counts.Added++
@@ -166,11 +176,10 @@ func (m *Memory[T, K]) Add(ctx context.Context, a NewEntry[T, K]) (ID, bool, err
 		e.runAt = a.RunAt.UnixNano()
 		m.setState(e, StateDelayed)
 		m.delayed.push(e)
-	} else {
-		m.setState(e, StatePending)
-		m.enqueue(e)
+		return e.id, true, false
 	}
-	return e.id, true, nil
+	m.setState(e, StatePending)
+	return e.id, true, m.makeTakeable(e)
 }
 
 // setState moves e to state s, keeping the counts.
@@ -191,8 +200,16 @@ func (m *Memory[T, K]) setState(e *mentry[T, K], s State) {
 // enqueue makes the pending entry e takeable, unless it is disabled, and
 // notifies the scheduler.
 func (m *Memory[T, K]) enqueue(e *mentry[T, K]) {
+	if m.makeTakeable(e) {
+		m.info.Notify()
+	}
+}
+
+// makeTakeable makes the pending entry e takeable, unless it is disabled,
+// and reports whether it did.
+func (m *Memory[T, K]) makeTakeable(e *mentry[T, K]) bool {
 	if e.disabled {
-		return
+		return false
 	}
 	if g := e.group; g != nil {
 		i, _ := slices.BinarySearchFunc(g.pending, e.id, func(x *mentry[T, K], id ID) int { return cmpID(x.id, id) })
@@ -203,7 +220,7 @@ func (m *Memory[T, K]) enqueue(e *mentry[T, K]) {
 	} else {
 		m.queue(&e.unit, e.priority)
 	}
-	m.info.Notify()
+	return true
 }
 
 func cmpID(a, b ID) int {
