@@ -135,7 +135,7 @@ func (m *Memory[T, K]) alloc() *mentry[T, K] {
 // maxFreeEntries bounds the entries kept for reuse.
 const maxFreeEntries = 4096
 
-// Add implements Backend. It notifies the scheduler after it let go of
+// Add implements Backend. It notifies the scheduler after it lets go of
 // the lock, so that the loop it wakes does not wait for it.
 func (m *Memory[T, K]) Add(ctx context.Context, a NewEntry[T, K]) (ID, bool, error) {
 	m.mu.Lock()
