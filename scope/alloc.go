@@ -16,7 +16,7 @@ type block struct {
 	next   int
 }
 
-const blockSize = 146 // 146 scopes of 56 bytes and the index fill an 8 KiB size class
+const blockSize = 292 // 292 scopes of 56 bytes and the index fill a 16 KiB size class
 
 // blocks holds the partly used block of each P.
 var blocks sync.Pool
