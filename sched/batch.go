@@ -270,8 +270,42 @@ func (b *batch[T, K]) recycle() {
 	keep := cap(b.claims) <= maxBatch
 	b.mu.Unlock()
 	if keep {
-		b.q.batches.Put(b)
+		b.q.batches.put(b)
 	}
+}
+
+// batchPool keeps a queue's finished batches for reuse, at most max of
+// them: one for each worker and loop, the most that are ever out at once.
+// Unlike a sync.Pool it keeps them across garbage collections, so that a
+// steady load allocates no batch and no room for claims (each batch keeps
+// room for up to the queue's BatchSize of them).
+type batchPool[T any, K comparable] struct {
+	mu   sync.Mutex
+	free []*batch[T, K]
+	max  int
+}
+
+// get returns a finished batch of q, reused or new.
+func (p *batchPool[T, K]) get(q *Queue[T, K]) *batch[T, K] {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return b
+	}
+	p.mu.Unlock()
+	return &batch[T, K]{q: q, finished: true, liveAt: -1}
+}
+
+// put keeps the finished batch b for reuse, unless max are kept.
+func (p *batchPool[T, K]) put(b *batch[T, K]) {
+	p.mu.Lock()
+	if len(p.free) < p.max {
+		p.free = append(p.free, b)
+	}
+	p.mu.Unlock()
 }
 
 // begin sets up a batch from the pool for the claims of scope sc, under

@@ -125,7 +125,7 @@ type Queue[T any, K comparable] struct {
 	policy   RetryPolicy
 	maxRerun int
 	backend  Backend[T, K]
-	batches  sync.Pool // of *batch[T, K]
+	batches  batchPool[T, K]
 }
 
 // queueBase is the part of a queue the scheduler sees whatever its types.
@@ -196,7 +196,7 @@ func NewQueue[T any, K comparable](s *Scheduler, name string, cfg QueueConfig[T,
 	}); err != nil {
 		return nil, err
 	}
-	q.batches.New = func() any { return &batch[T, K]{q: q, finished: true, liveAt: -1} }
+	q.batches.max = s.cfg.Workers + s.cfg.Loops
 	if err := s.register(q); err != nil {
 		return nil, err
 	}
@@ -588,7 +588,7 @@ func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit govern
 		}
 		max = int(min(float64(max), math.Floor(tokens)))
 	}
-	b := q.batches.Get().(*batch[T, K])
+	b := q.batches.get(q)
 	sc := scope.New()
 	defer func() {
 		if v := recover(); v != nil {
@@ -612,7 +612,7 @@ func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit govern
 	}
 	if len(claims) == 0 {
 		_ = sc.Close(scope.Succeeded())
-		q.batches.Put(b)
+		q.batches.put(b)
 		return nil
 	}
 	if lim != nil {

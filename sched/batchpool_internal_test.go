@@ -1,0 +1,34 @@
+package sched
+
+import (
+	"runtime"
+	"testing"
+)
+
+// The pool keeps up to max batches, across garbage collections, and hands
+// them out again before it makes new ones.
+func TestBatchPoolKeepsBatchesAcrossGC(t *testing.T) {
+	q := &Queue[int, int]{}
+	p := &batchPool[int, int]{max: 3}
+	kept := map[*batch[int, int]]bool{}
+	var bs []*batch[int, int]
+	for range 4 {
+		bs = append(bs, p.get(q))
+	}
+	for _, b := range bs {
+		p.put(b)
+	}
+	for _, b := range bs[:3] {
+		kept[b] = true
+	}
+	runtime.GC()
+	runtime.GC()
+	for i := range 3 {
+		if b := p.get(q); !kept[b] {
+			t.Fatalf("get %d after two collections returned a batch the pool did not keep", i)
+		}
+	}
+	if b := p.get(q); kept[b] || b == bs[3] || b.q != q || !b.finished || b.liveAt != -1 {
+		t.Errorf("the pool kept more than max batches, or made a new one wrong: %+v", b)
+	}
+}
