@@ -274,16 +274,23 @@ func (b *batch[T, K]) recycle() {
 	}
 }
 
-// batchPool keeps a queue's finished batches for reuse, at most max of
-// them: one for each worker and loop, the most that are ever out at once.
-// Unlike a sync.Pool it keeps them across garbage collections, so that a
-// steady load allocates no batch and no room for claims (each batch keeps
-// room for up to the queue's BatchSize of them).
+// batchPool keeps a queue's finished batches for reuse: at most max of them
+// (one for each worker and loop, the most that are ever out at once), with
+// room for at most maxKeptClaims claims between them. Unlike a sync.Pool it
+// keeps them across garbage collections, so that a steady load allocates no
+// batch and no room for claims; the bound on claims keeps what an idle
+// queue holds small (8,192 claims, 1 MiB with small payloads, whatever its
+// BatchSize and the number of workers).
 type batchPool[T any, K comparable] struct {
-	mu   sync.Mutex
-	free []*batch[T, K]
-	max  int
+	mu     sync.Mutex
+	free   []*batch[T, K]
+	max    int
+	claims int // the room for claims of the batches in free
 }
+
+// maxKeptClaims bounds the room for claims a queue keeps in its free
+// batches.
+const maxKeptClaims = 8192
 
 // get returns a finished batch of q, reused or new.
 func (p *batchPool[T, K]) get(q *Queue[T, K]) *batch[T, K] {
@@ -292,6 +299,7 @@ func (p *batchPool[T, K]) get(q *Queue[T, K]) *batch[T, K] {
 		b := p.free[n-1]
 		p.free[n-1] = nil
 		p.free = p.free[:n-1]
+		p.claims -= cap(b.claims)
 		p.mu.Unlock()
 		return b
 	}
@@ -299,11 +307,13 @@ func (p *batchPool[T, K]) get(q *Queue[T, K]) *batch[T, K] {
 	return &batch[T, K]{q: q, finished: true, liveAt: -1}
 }
 
-// put keeps the finished batch b for reuse, unless max are kept.
+// put keeps the finished batch b for reuse, unless that would keep more
+// than max batches or room for more than maxKeptClaims claims.
 func (p *batchPool[T, K]) put(b *batch[T, K]) {
 	p.mu.Lock()
-	if len(p.free) < p.max {
+	if len(p.free) < p.max && p.claims+cap(b.claims) <= maxKeptClaims {
 		p.free = append(p.free, b)
+		p.claims += cap(b.claims)
 	}
 	p.mu.Unlock()
 }

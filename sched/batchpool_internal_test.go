@@ -32,3 +32,31 @@ func TestBatchPoolKeepsBatchesAcrossGC(t *testing.T) {
 		t.Errorf("the pool kept more than max batches, or made a new one wrong: %+v", b)
 	}
 }
+
+// Whatever the batch size, the free batches of a queue keep room for at
+// most maxKeptClaims claims.
+func TestBatchPoolBoundsTheRoomItKeeps(t *testing.T) {
+	q := &Queue[int, int]{}
+	p := &batchPool[int, int]{max: 64}
+	var bs []*batch[int, int]
+	for range 64 {
+		b := p.get(q)
+		b.claims = make([]Claim[int, int], 0, 1024)
+		bs = append(bs, b)
+	}
+	for _, b := range bs {
+		p.put(b)
+	}
+	if n, want := len(p.free), maxKeptClaims/1024; n != want {
+		t.Errorf("%d batches of room for 1,024 claims kept, want %d", n, want)
+	}
+	if p.claims != len(p.free)*1024 {
+		t.Errorf("room for %d claims counted, %d kept", p.claims, len(p.free)*1024)
+	}
+	for range len(p.free) {
+		p.get(q)
+	}
+	if p.claims != 0 {
+		t.Errorf("room for %d claims counted in an empty pool", p.claims)
+	}
+}
