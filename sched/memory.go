@@ -138,17 +138,18 @@ const maxFreeEntries = 4096
 // Add implements Backend. It notifies the scheduler after it lets go of
 // the lock, so that the loop it wakes does not wait for it.
 func (m *Memory[T, K]) Add(ctx context.Context, a NewEntry[T, K]) (ID, bool, error) {
-	m.mu.Lock()
 	id, added, ready := m.add(&a)
-	m.mu.Unlock()
 	if ready {
 		m.info.Notify()
 	}
 	return id, added, nil
 }
 
-// add is Add under m.mu; ready reports whether the entry can be taken.
+// add is Add but for the notification; ready reports whether the entry can
+// be taken. A key the map cannot hash panics here, and the lock is let go.
 func (m *Memory[T, K]) add(a *NewEntry[T, K]) (id ID, added, ready bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if old, ok := m.byKey[a.Key]; ok {
 		return old.id, false, false
 	}
