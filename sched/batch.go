@@ -267,11 +267,8 @@ func (b *batch[T, K]) recycle() {
 	b.s, b.claims, b.gone, b.permit, b.dispatched = nil, b.claims[:0], b.gone[:0], governor.Permit{}, time.Time{}
 	b.job, b.ctx, b.cancel, b.abandoned, b.finished = Job[T, K]{}, nil, nil, false, true
 	b.cur, b.started, b.settled, b.ok, b.ko, b.charged, b.used = 0, time.Time{}, 0, 0, 0, 0, 0
-	keep := cap(b.claims) <= maxBatch
 	b.mu.Unlock()
-	if keep {
-		b.q.batches.put(b)
-	}
+	b.q.batches.put(b)
 }
 
 // batchPool keeps a queue's finished batches for reuse: at most max of them
@@ -295,16 +292,15 @@ const maxKeptClaims = 8192
 // get returns a finished batch of q, reused or new.
 func (p *batchPool[T, K]) get(q *Queue[T, K]) *batch[T, K] {
 	p.mu.Lock()
-	if n := len(p.free); n > 0 {
-		b := p.free[n-1]
-		p.free[n-1] = nil
-		p.free = p.free[:n-1]
+	b, ok := pop(&p.free)
+	if ok {
 		p.claims -= cap(b.claims)
-		p.mu.Unlock()
-		return b
 	}
 	p.mu.Unlock()
-	return &batch[T, K]{q: q, finished: true, liveAt: -1}
+	if !ok {
+		b = &batch[T, K]{q: q, finished: true, liveAt: -1}
+	}
+	return b
 }
 
 // put keeps the finished batch b for reuse, unless that would keep more

@@ -123,13 +123,24 @@ func (m *Memory[T, K]) Open(q QueueInfo) error {
 
 // alloc returns a zeroed entry.
 func (m *Memory[T, K]) alloc() *mentry[T, K] {
-	if n := len(m.free); n > 0 {
-		e := m.free[n-1]
-		m.free[n-1] = nil
-		m.free = m.free[:n-1]
+	if e, ok := pop(&m.free); ok {
 		return e
 	}
 	return new(mentry[T, K])
+}
+
+// pop removes the last element of the free list *s and returns it, or
+// false if the list is empty.
+func pop[E any](s *[]E) (E, bool) {
+	var zero E
+	n := len(*s)
+	if n == 0 {
+		return zero, false
+	}
+	e := (*s)[n-1]
+	(*s)[n-1] = zero
+	*s = (*s)[:n-1]
+	return e, true
 }
 
 // maxFreeEntries bounds the entries kept for reuse.
@@ -387,9 +398,7 @@ type take[T any, K comparable] struct {
 }
 
 func (m *Memory[T, K]) newTake() *take[T, K] {
-	if n := len(m.freeTake); n > 0 {
-		t := m.freeTake[n-1]
-		m.freeTake = m.freeTake[:n-1]
+	if t, ok := pop(&m.freeTake); ok {
 		return t
 	}
 	return &take[T, K]{m: m, open: -1}
