@@ -74,7 +74,7 @@ func noopRunners() []runnerFactory {
 	var fs []runnerFactory
 	for _, v := range schedVariants {
 		fs = append(fs, runnerFactory{name: v.name(), holds: true, new: func(workers int, job func(int)) (jobRunner, error) {
-			return newSchedRunner(workers, v, job)
+			return newSchedRunner[int](workers, v, nil, job)
 		}})
 	}
 	return append(fs,
@@ -101,18 +101,21 @@ func noopRunners() []runnerFactory {
 // schedRunner is jobkit's scheduler with one queue of int payloads that are
 // their own distinct keys, with the default governor (slots only, one per
 // worker) and the default number of scheduling loops.
-type schedRunner struct {
+type schedRunner[K comparable] struct {
 	s *sched.Scheduler
-	q *sched.Queue[int, int]
+	q *sched.Queue[int, K]
 }
 
-func newSchedRunner(workers int, v schedVariant, job func(int)) (*schedRunner, error) {
+// newSchedRunner returns the scheduler with one queue of variant v whose
+// jobs' keys are key(payload), or the payloads themselves if key is nil.
+func newSchedRunner[K comparable](workers int, v schedVariant, key func(int) K, job func(int)) (*schedRunner[K], error) {
 	s, err := sched.New(sched.Config{Workers: workers})
 	if err != nil {
 		return nil, err
 	}
-	qc := sched.QueueConfig[int, int]{
-		Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+	qc := sched.QueueConfig[int, K]{
+		Key: key,
+		Handler: func(_ context.Context, j *sched.Job[int, K]) error {
 			job(j.Payload)
 			return nil
 		},
@@ -128,10 +131,10 @@ func newSchedRunner(workers int, v schedVariant, job func(int)) (*schedRunner, e
 	if err := s.Start(context.Background()); err != nil {
 		return nil, err
 	}
-	return &schedRunner{s: s, q: q}, nil
+	return &schedRunner[K]{s: s, q: q}, nil
 }
 
-func (r *schedRunner) submit(id int) error {
+func (r *schedRunner[K]) submit(id int) error {
 	_, added, err := r.q.Add(context.Background(), id)
 	if err == nil && !added {
 		err = fmt.Errorf("sched: job %d rejected as a duplicate", id)
@@ -139,10 +142,10 @@ func (r *schedRunner) submit(id int) error {
 	return err
 }
 
-func (r *schedRunner) hold()    { r.q.Pause() }
-func (r *schedRunner) release() { r.q.Resume() }
+func (r *schedRunner[K]) hold()    { r.q.Pause() }
+func (r *schedRunner[K]) release() { r.q.Resume() }
 
-func (r *schedRunner) close() error {
+func (r *schedRunner[K]) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return r.s.Stop(ctx)

@@ -3,6 +3,7 @@ package bench
 import (
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -278,5 +279,43 @@ func TestNoOpRunnersRunEveryJobOnce(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkSched_NoOpKeys is BenchmarkSched_NoOp's first row (workers =
+// 2 × GOMAXPROCS, one producer adding while the jobs run) for sched-b64
+// with the keys users have, against pond in the same run, named
+//
+//	Sched_NoOpKeys/keys=<int|string>/impl=<sched-b64|pond>
+//
+// keys=int: the payload is its own key (as in BenchmarkSched_NoOp);
+// keys=string: the queue's Key function makes "ns/name-<payload>", one
+// string (and its allocation) per add, the case of keys that name objects.
+// pond has no keys: its row is the same in both.
+func BenchmarkSched_NoOpKeys(b *testing.B) {
+	v := schedVariant{batch: 64, keep: true}
+	kinds := []struct {
+		name string
+		new  func(workers int, job func(int)) (jobRunner, error)
+	}{
+		{"int", func(w int, job func(int)) (jobRunner, error) { return newSchedRunner[int](w, v, nil, job) }},
+		{"string", func(w int, job func(int)) (jobRunner, error) {
+			return newSchedRunner(w, v, func(id int) string { return "ns/name-" + strconv.Itoa(id) }, job)
+		}},
+	}
+	var pond runnerFactory
+	for _, f := range noopRunners() {
+		if f.name == "pond" {
+			pond = f
+		}
+	}
+	w := 2 * runtime.GOMAXPROCS(0)
+	for _, k := range kinds {
+		b.Run("keys="+k.name, func(b *testing.B) {
+			b.Run("impl="+v.name(), func(b *testing.B) {
+				runNoOp(b, runnerFactory{name: v.name(), holds: true, new: k.new}, w, noopMode{producers: 1})
+			})
+			b.Run("impl=pond", func(b *testing.B) { runNoOp(b, pond, w, noopMode{producers: 1}) })
+		})
 	}
 }
