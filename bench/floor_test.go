@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/jobkit/jobkit/distinct"
+	"github.com/jobkit/jobkit/scope"
+	"github.com/jobkit/jobkit/sched"
+)
+
+// floorBacklog is how many jobs the floor's parts keep queued ahead, as
+// BenchmarkSched_NoOp's producers do (about 1,024), and floorBatch how many
+// they take at once, as sched-b64 does.
+const (
+	floorBacklog = 1024
+	floorBatch   = 64
+)
+
+// BenchmarkSched_Floor measures, per job, the work that every job of
+// BenchmarkSched_NoOp's sched-b64 does under the lock of its queue's
+// in-memory backend, in one goroutine and without the scheduler around it,
+// against pond's whole per-job cost in the same run (BenchmarkSched_NoOp's
+// first row), named
+//
+//	Sched_Floor/part=<part>
+//
+// The parts, each with floorBacklog jobs queued ahead and batches of
+// floorBatch:
+//
+//   - map: the duplicate check, a Go map of the live keys (a lookup and an
+//     insert as a job is added, a delete as it succeeds);
+//   - distinct: the FIFO, a distinct.Queue of pointers (Add, TakeAppend in
+//     a scope, the scope's close);
+//   - clock: the two readings of the clock a job takes, as sched's default
+//     clock reads it (the monotonic clock, time.Since);
+//   - memory: sched.Memory itself, which holds the other parts (Add, Take
+//     in a scope, Start, Settle, the scope's close), without a clock: every
+//     call is under its one lock, so on any number of cores the backend
+//     serves jobs no faster than one per this time;
+//   - pond: BenchmarkSched_NoOp/workers=2×GOMAXPROCS/adds=during/p=1 for
+//     pond, the fastest pool.
+//
+// memory ÷ pond is a lower bound on BenchmarkSched_NoOp's sched ÷ pond
+// while the scheduler runs on this backend: the target of 1.5 needs it
+// below 1.5 first.
+func BenchmarkSched_Floor(b *testing.B) {
+	b.Run("part=map", func(b *testing.B) {
+		type entry struct{ id int }
+		live := make(map[int]*entry)
+		e := new(entry)
+		for i := range floorBacklog {
+			live[i] = e
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			k := i + floorBacklog
+			if _, dup := live[k]; dup {
+				b.Fatal("duplicate")
+			}
+			live[k] = e
+			delete(live, i)
+		}
+	})
+	b.Run("part=distinct", func(b *testing.B) {
+		type unit struct{ id int }
+		units := make([]unit, 4*floorBacklog)
+		q, err := distinct.New[*unit](distinct.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		buf := make([]*unit, 0, floorBatch)
+		add := func(i int) {
+			if !q.Add(&units[i%len(units)]) {
+				b.Fatal("refused")
+			}
+		}
+		for i := range floorBacklog {
+			add(i)
+		}
+		next := floorBacklog
+		b.ReportAllocs()
+		b.ResetTimer()
+		for done := 0; done < b.N; done += floorBatch {
+			for range floorBatch {
+				add(next)
+				next++
+			}
+			s := scope.New()
+			got, err := q.TakeAppend(ctx, s, floorBatch, buf[:0])
+			if err != nil || len(got) != floorBatch {
+				b.Fatalf("took %d: %v", len(got), err)
+			}
+			if err := s.Close(scope.Succeeded()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("part=clock", func(b *testing.B) {
+		base := time.Now()
+		var sink time.Duration
+		b.ReportAllocs()
+		for range b.N {
+			sink += time.Since(base) - time.Since(base)
+		}
+		runtime.KeepAlive(sink)
+	})
+	b.Run("part=memory", func(b *testing.B) {
+		ctx := context.Background()
+		m := sched.NewMemory[int, int]()
+		if err := m.Open(sched.QueueInfo{Name: "floor", Retention: sched.DefaultRetention}); err != nil {
+			b.Fatal(err)
+		}
+		now := time.Now()
+		add := func(i int) {
+			if _, added, err := m.Add(ctx, sched.NewEntry[int, int]{Key: i, Payload: i, Priority: sched.MinPriority, Now: now}); err != nil || !added {
+				b.Fatalf("add %d: %v %v", i, added, err)
+			}
+		}
+		for i := range floorBacklog {
+			add(i)
+		}
+		next := floorBacklog
+		claims := make([]sched.Claim[int, int], 0, floorBatch)
+		ok := sched.Outcome{Kind: sched.OutcomeSucceeded, Finished: now}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for done := 0; done < b.N; done += floorBatch {
+			for range floorBatch {
+				add(next)
+				next++
+			}
+			s := scope.New()
+			cs, err := m.Take(ctx, s, sched.TakeRequest{Now: now, Max: floorBatch}, claims[:0])
+			if err != nil || len(cs) != floorBatch {
+				b.Fatalf("took %d: %v", len(cs), err)
+			}
+			for i := range cs {
+				if err := m.Start(ctx, &cs[i], now, time.Time{}); err != nil {
+					b.Fatal(err)
+				}
+				if err := m.Settle(ctx, &cs[i], ok); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.Close(scope.Succeeded()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("part=pond", func(b *testing.B) {
+		for _, f := range noopRunners() {
+			if f.name == "pond" {
+				runNoOp(b, f, 2*runtime.GOMAXPROCS(0), noopMode{producers: 1})
+			}
+		}
+	})
+}
