@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/distinct"
-	"github.com/jobkit/jobkit/scope"
 	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/scope"
 )
 
 // floorBacklog is how many jobs the floor's parts keep queued ahead, as
