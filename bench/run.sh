@@ -16,7 +16,9 @@
 # Scenario 5 (BenchmarkSched_NoOp/workers=<W>/adds=<during|before>/p=<P>/
 # impl=<impl>) runs no-op jobs through the scheduler, sched, and through raw
 # goroutines and worker pools (conc, pond, ants) for BENCHTIME; the report
-# gives it a table of ratios and a chart of its own (SCHED_SVG).
+# gives it a table of ratios and a chart of its own (SCHED_SVG), then the
+# first row again with int and string keys (BenchmarkSched_NoOpKeys) and the
+# per-job work under the backend's lock (BenchmarkSched_Floor).
 #
 # At COUNT=6 the whole grid takes about 65 minutes on the project's 2-core
 # machine: a round is about 7.5 minutes of scenario 1 (260 benchmarks; two
@@ -71,6 +73,7 @@ groups=(
 	"^BenchmarkRequeue\$|$BENCHTIME"
 	"^BenchmarkScale\$|$BENCHTIME"
 	"^BenchmarkSched_NoOp\$|$BENCHTIME"
+	"^BenchmarkSched_(NoOpKeys|Floor)\$|$BENCHTIME"
 )
 cmds=()
 for g in "${groups[@]}"; do

@@ -230,6 +230,7 @@ func renderReport(d *data, m meta) (md, svg string) {
 
 	// Scenario 5.
 	s5 := r.schedRows()
+	s5keys := r.schedKeyRows()
 
 	// Write.
 	r.printf("# Side-by-side benchmarks\n\n")
@@ -330,6 +331,8 @@ func renderReport(d *data, m meta) (md, svg string) {
 	r.table("Scale", "B/entry", all, []string{"clientgo", "priorityqueue"})
 	r.table("Scale", "B/inprogress", all, []string{"clientgo"})
 	r.section5(s5, m.schedSVG)
+	r.sectionKeys(s5keys)
+	r.sectionFloor()
 
 	var least *group
 	if len(ranked) > 0 {

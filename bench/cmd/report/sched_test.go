@@ -94,3 +94,40 @@ func TestReportWithoutSched(t *testing.T) {
 		t.Error("a scenario-5 chart without its results")
 	}
 }
+
+// The key kinds' rows lead with string keys whatever the order of the run,
+// carry their own targets, and the floor's parts are shown against pond.
+func TestReportSchedKeysAndFloor(t *testing.T) {
+	t.Parallel()
+	out := "goos: linux\ngoarch: amd64\ncpu: test\n" +
+		"BenchmarkSched_NoOpKeys/keys=int/impl=sched-b64-2 1000 800 ns/op 0.0002 allocs/job 1250000 jobs/s 0 B/op 0 allocs/op\n" +
+		"BenchmarkSched_NoOpKeys/keys=int/impl=pond-2 1000 160 ns/op 1 allocs/job 6250000 jobs/s 40 B/op 1 allocs/op\n" +
+		"BenchmarkSched_NoOpKeys/keys=string/impl=sched-b64-2 1000 1100 ns/op 2 allocs/job 909091 jobs/s 32 B/op 2 allocs/op\n" +
+		"BenchmarkSched_NoOpKeys/keys=string/impl=pond-2 1000 150 ns/op 1 allocs/job 6666667 jobs/s 40 B/op 1 allocs/op\n" +
+		"BenchmarkSched_Floor/part=map-2 1000 80 ns/op 0 B/op 0 allocs/op\n" +
+		"BenchmarkSched_Floor/part=memory-2 1000 340 ns/op 1 B/op 0 allocs/op\n" +
+		"BenchmarkSched_Floor/part=pond-2 1000 136 ns/op 1 allocs/job 7352941 jobs/s 40 B/op 1 allocs/op\n"
+	d, err := parse(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := renderReport(d, meta{})
+	for _, want := range []string{
+		"| 5 sched | no-op jobs/s, sched-b64, keys=string (workers=2×GOMAXPROCS adds=during p=1) | 909091 | ≥ 1000000 | **missed** |",
+		"| 5 sched | time/job ÷ pond, sched-b64, keys=int (workers=2×GOMAXPROCS adds=during p=1) | 5.00 | ≤ 1.50 | **missed** |",
+		"| string | sched-b64 | 1100 | 909091 | 2.00 | 150 | 7.33 |",
+		"| map | 80.0 | 0.59 |",
+		"| memory | 340 | 2.50 |",
+		"| pond | 136 | 1.00 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing %q in\n%s", want, md)
+		}
+	}
+	if s, i := strings.Index(md, "| string | sched-b64"), strings.Index(md, "| int | sched-b64"); s < 0 || i < s {
+		t.Error("the key kinds' table does not lead with string keys")
+	}
+	if strings.Contains(md, "| distinct |") {
+		t.Error("a floor part without results")
+	}
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// keysScenario and floorScenario name the results of
+// BenchmarkSched_NoOpKeys (scenario 5's first row with int and string keys)
+// and BenchmarkSched_Floor (the work under the backend's lock, per job).
+const (
+	keysScenario  = "Sched_NoOpKeys"
+	floorScenario = "Sched_Floor"
+)
+
+// floorParts are BenchmarkSched_Floor's parts in the order the report
+// shows them, pond last.
+var floorParts = []string{"map", "distinct", "clock", "memory", "pond"}
+
+// schedKeyRows returns the scheduler's rows of BenchmarkSched_NoOpKeys,
+// string keys (the least favourable) first, and checks scenario 5's
+// targets on each: jobs/s and time per job ÷ pond. It checks no allocation
+// target: the string keys' allocations are the Key function's.
+func (r *reporter) schedKeyRows() []string {
+	var rows []string
+	for _, n := range r.d.order {
+		if k := r.d.results[n].keys; k["scenario"] == keysScenario && isSched(k["impl"]) {
+			rows = append(rows, n)
+		}
+	}
+	rank := func(n string) int {
+		if r.d.results[n].keys["keys"] == "string" {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(rows, func(a, b string) int { return cmp.Compare(rank(a), rank(b)) })
+	for _, n := range rows {
+		k := r.d.results[n].keys
+		what := fmt.Sprintf("%s, keys=%s (workers=2×GOMAXPROCS adds=during p=1)", k["impl"], k["keys"])
+		v, ok := r.med(n, "jobs/s")
+		r.checkAtLeast("5 sched", "no-op jobs/s, "+what, v, ok, schedJobsPerSec)
+		rat, ok := r.ratio(n, withImpl(n, "pond"), "ns/op")
+		r.check("5 sched", "time/job ÷ pond, "+what, rat, ok, schedPoolLimit)
+	}
+	return rows
+}
+
+// sectionKeys writes the key kinds' table of scenario 5.
+func (r *reporter) sectionKeys(rows []string) {
+	if len(rows) == 0 {
+		return
+	}
+	r.printf("### Key kinds\n\n")
+	r.printf("`BenchmarkSched_NoOpKeys/keys=<int|string>/impl=<sched-b64|pond>`: the first row above (workers = 2 × GOMAXPROCS, one producer adding while the jobs run) for sched-b64 with integer keys (the payload itself) and with string keys `\"ns/name-<payload>\"` made by the queue's `Key` function, one string and its allocations per add, against pond in the same run; pond has no keys. Least favourable first:\n\n")
+	r.printf("| keys | impl | ns/job | jobs/s | allocs/job | pond ns/job | ÷ pond |\n|---|---|--:|--:|--:|--:|--:|\n")
+	for _, n := range rows {
+		k := r.d.results[n].keys
+		ns, ok1 := r.med(n, "ns/op")
+		js, ok2 := r.med(n, "jobs/s")
+		al, ok3 := r.med(n, "allocs/job")
+		pn, ok4 := r.med(withImpl(n, "pond"), "ns/op")
+		rat, ok5 := r.ratio(n, withImpl(n, "pond"), "ns/op")
+		r.printf("| %s | %s | %s | %s | %s | %s | %s |\n", k["keys"], k["impl"], maybe(ns, ok1), maybe(js, ok2), maybe(al, ok3), maybe(pn, ok4), ratioText(rat, 1, ok5))
+	}
+	r.printf("\n")
+}
+
+// sectionFloor writes BenchmarkSched_Floor: the median ns per job of each
+// part, and each ÷ pond.
+func (r *reporter) sectionFloor() {
+	pond, ok := r.med(floorScenario+"/part=pond", "ns/op")
+	if !ok {
+		return
+	}
+	r.printf("### The floor under the backend's lock\n\n")
+	r.printf("`BenchmarkSched_Floor/part=<part>`: per job, in one goroutine, the work every job of sched-b64 does under the lock of its queue's in-memory backend, against pond's whole time per job (the first row above) in the same run. `map`: the duplicate check, a Go map of the live keys (lookup and insert as a job is added, delete as it succeeds); `distinct`: the FIFO, a `distinct.Queue` of pointers (Add, TakeAppend in a scope, the scope's close); `clock`: the two clock readings of a job, as the scheduler's default clock reads them; `memory`: `sched.Memory` itself (Add, Take in a scope, Start, Settle, the close), which holds the map and the FIFO, without a clock. About 1,024 jobs are queued ahead and they are taken 64 at a time, as in the row above.\n\n")
+	r.printf("| part | ns/job | ÷ pond |\n|---|--:|--:|\n")
+	for _, p := range floorParts {
+		v, ok := r.med(floorScenario+"/part="+p, "ns/op")
+		if !ok {
+			continue
+		}
+		r.printf("| %s | %s | %s |\n", p, num(v), ratioText(v, pond, true))
+	}
+	r.printf("\nEvery call of `sched.Memory` holds its one lock, so the backend serves jobs one after another whatever the number of cores: `memory` ÷ pond is a lower bound on sched-b64 ÷ pond on this backend, and the target of %s needs it below %s first. `map` and `distinct` are what any backend built on a Go map of keys and a `distinct.Queue` (the design's embedded default) pays per job under its lock.\n\n", num(schedPoolLimit), num(schedPoolLimit))
+}
