@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/distinct"
+	"github.com/jobkit/jobkit/internal/keys"
 	"github.com/jobkit/jobkit/scope"
 )
 
@@ -25,9 +26,10 @@ const (
 // Pending entries wait in one distinct.Queue per priority level, so that a
 // take is a scoped take of that queue and a failed scope puts its entries
 // back where they were. Around it, Memory keeps every entry by key (to
-// refuse duplicates in every live state) and by ID (for inspection, in
-// ascending order), the delayed entries in a heap by due time, and the
-// final ones in lists by age for retention.
+// refuse duplicates in every live state; Add refuses a key that is not
+// equal to itself, such as NaN, or cannot be hashed with ErrInvalid) and by
+// ID (for inspection, in ascending order), the delayed entries in a heap by
+// due time, and the final ones in lists by age for retention.
 //
 // Costs: Add, Take and Settle are O(1) per entry, plus O(log d) for the d
 // delayed entries and O(log n) for an entry in a group of n; Counts is
@@ -41,7 +43,7 @@ type Memory[T any, K comparable] struct {
 	mu       sync.Mutex
 	opened   bool
 	seq      ID
-	byKey    map[K]*mentry[T, K]                           // live entries, and failed ones under BlockFailed
+	byKey    keyIndex[T, K]                                // live entries, and failed ones under BlockFailed
 	order    order[T, K]                                   // every entry, by ID
 	levels   [MaxPriority + 1]*distinct.Queue[*unit[T, K]] // pending units by priority
 	queued   [MaxPriority + 1]int                          // units queued in each level
@@ -64,7 +66,8 @@ type mentry[T any, K comparable] struct {
 	payload  T
 	state    State
 	disabled bool
-	keyed    bool // in byKey
+	keyed    bool   // in byKey
+	khash    uint64 // the hash of key, once in byKey
 	priority int
 	group    *group[T, K]
 	retry    *RetryPolicy
@@ -102,7 +105,7 @@ type group[T any, K comparable] struct {
 // NewMemory returns an empty in-memory backend.
 func NewMemory[T any, K comparable]() *Memory[T, K] {
 	return &Memory[T, K]{
-		byKey:  make(map[K]*mentry[T, K]),
+		byKey:  keyIndex[T, K]{lay: keys.LayoutOf[K]()},
 		groups: make(map[string]*group[T, K]),
 	}
 }
@@ -148,20 +151,27 @@ const maxFreeEntries = 4096
 
 // Add implements Backend. It notifies the scheduler after it lets go of
 // the lock, so that the loop it wakes does not wait for it.
+// A key that is not equal to itself (NaN) or cannot be hashed is an error
+// wrapping ErrInvalid. The key is hashed before the lock is taken.
 func (m *Memory[T, K]) Add(ctx context.Context, a NewEntry[T, K]) (ID, bool, error) {
-	id, added, ready := m.add(&a)
+	h, ok := m.byKey.hash(a.Key)
+	if !ok {
+		return 0, false, fmt.Errorf("%w: key %s is not equal to itself or cannot be hashed", ErrInvalid, keys.Describe(a.Key))
+	}
+	id, added, ready := m.add(&a, h)
 	if ready {
 		m.info.Notify()
 	}
 	return id, added, nil
 }
 
-// add is Add but for the notification; ready reports whether the entry can
-// be taken. A key the map cannot hash panics here, and the lock is let go.
-func (m *Memory[T, K]) add(a *NewEntry[T, K]) (id ID, added, ready bool) {
+// add is Add but for the notification, of an entry whose key has hash h;
+// ready reports whether the entry can be taken.
+func (m *Memory[T, K]) add(a *NewEntry[T, K], h uint64) (id ID, added, ready bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if old, ok := m.byKey[a.Key]; ok {
+	old, slot := m.byKey.lookup(a.Key, h)
+	if old != nil {
 		return old.id, false, false
 	}
 	m.seq++
@@ -182,7 +192,8 @@ func (m *Memory[T, K]) add(a *NewEntry[T, K]) (id ID, added, ready bool) {
 		e.group = g
 		g.members++
 	}
-	m.byKey[e.key], e.keyed = e, true
+	m.byKey.insert(slot, h, e)
+	e.keyed = true
 	m.order.push(e)
 	if a.RunAt.After(a.Now) {
 		e.runAt = a.RunAt.UnixNano()
@@ -693,7 +704,7 @@ func finalState(k OutcomeKind) State {
 // finish moves e to the final state s: it is retained, or deleted at once.
 func (m *Memory[T, K]) finish(e *mentry[T, K], s State) {
 	if e.keyed && !(s == StateFailed && m.info.BlockFailed) {
-		delete(m.byKey, e.key)
+		m.byKey.remove(e)
 		e.keyed = false
 	}
 	m.setState(e, s)
@@ -746,7 +757,7 @@ func (m *Memory[T, K]) delete(e *mentry[T, K]) {
 		}
 	}
 	if e.keyed {
-		delete(m.byKey, e.key)
+		m.byKey.remove(e)
 	}
 	if g := e.group; g != nil {
 		if g.members--; g.members == 0 && !g.busy {

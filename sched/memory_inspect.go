@@ -157,10 +157,12 @@ func (m *Memory[T, K]) Retry(ctx context.Context, f Filter[T, K], reset bool) (i
 			return false
 		}
 		if !e.keyed {
-			if _, taken := m.byKey[e.key]; taken {
-				return false
+			old, slot := m.byKey.lookup(e.key, e.khash)
+			if old != nil {
+				return false // taken
 			}
-			m.byKey[e.key], e.keyed = e, true
+			m.byKey.insert(slot, e.khash, e)
+			e.keyed = true
 		}
 		l, _, _ := m.retention(e.state)
 		m.retained[l].remove(e)
