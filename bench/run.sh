@@ -80,7 +80,13 @@ for g in "${groups[@]}"; do
 	bench=${g%|*}
 	bt=${g##*|}
 	if [[ -n "$FILTER" ]]; then
+		# A filter runs as one command, for BENCHTIME, or for MPMC_N
+		# iterations if it selects scenario 1.
 		bench="$FILTER"
+		bt=$BENCHTIME
+		if [[ "$FILTER" == *MPMC* ]]; then
+			bt="${MPMC_N}x"
+		fi
 	fi
 	env=""
 	if [[ "$bench" == *MPMC* ]]; then
