@@ -91,12 +91,18 @@ func (x *keyIndex[T, K]) insert(i int, h uint64, e *mentry[T, K]) {
 	}
 }
 
-// remove deletes e, which is in the index, moving back the keys after it
-// in its run that may take its place.
+// remove deletes e, moving back the keys after it in its run that may
+// take its place. An entry not in the index is left alone.
 func (x *keyIndex[T, K]) remove(e *mentry[T, K]) {
+	if x.n == 0 {
+		return
+	}
 	mask := len(x.slots) - 1
 	i := x.home(e.khash)
 	for x.slots[i].e != e {
+		if x.slots[i].e == nil {
+			return
+		}
 		i = (i + 1) & mask
 	}
 	for j := (i + 1) & mask; ; j = (j + 1) & mask {

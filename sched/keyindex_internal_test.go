@@ -102,6 +102,28 @@ func TestKeyIndexMatchesAMap(t *testing.T) {
 	})
 }
 
+// Removing an entry that is not in the index (deleted twice) changes
+// nothing and returns.
+func TestKeyIndexRemoveOfAnAbsentEntry(t *testing.T) {
+	x := newKeyIndex[int]()
+	stranger := &mentry[int, int]{key: 7}
+	x.remove(stranger) // empty index
+	e := &mentry[int, int]{key: 7}
+	h, _ := x.hash(7)
+	_, slot := x.lookup(7, h)
+	x.insert(slot, h, e)
+	stranger.khash = h // same key and hash, another entry
+	x.remove(stranger)
+	if got, _ := x.find(7, h); got != e || x.n != 1 {
+		t.Errorf("after removing an absent entry: found %p with %d keys, want %p with 1", got, x.n, e)
+	}
+	x.remove(e)
+	x.remove(e)
+	if x.n != 0 {
+		t.Errorf("%d keys after removing the only one twice", x.n)
+	}
+}
+
 // A queue whose depth swings between empty and about 1,100 keys keeps its
 // table: after the first swing, swings allocate nothing.
 func TestKeyIndexKeepsItsTableUnderASwingingLoad(t *testing.T) {

@@ -758,6 +758,7 @@ func (m *Memory[T, K]) delete(e *mentry[T, K]) {
 	}
 	if e.keyed {
 		m.byKey.remove(e)
+		e.keyed = false
 	}
 	if g := e.group; g != nil {
 		if g.members--; g.members == 0 && !g.busy {
