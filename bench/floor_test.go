@@ -30,16 +30,16 @@ const (
 // The parts, each with floorBacklog jobs queued ahead and batches of
 // floorBatch:
 //
-//   - map: the duplicate check, a Go map of the live keys (a lookup and an
-//     insert as a job is added, a delete as it succeeds);
 //   - distinct: the FIFO, a distinct.Queue of pointers (Add, TakeAppend in
 //     a scope, the scope's close);
 //   - clock: the two readings of the clock a job takes, as sched's default
 //     clock reads it (the monotonic clock, time.Since);
-//   - memory: sched.Memory itself, which holds the other parts (Add, Take
-//     in a scope, Start, Settle, the scope's close), without a clock: every
-//     call is under its one lock, so on any number of cores the backend
-//     serves jobs no faster than one per this time;
+//   - memory: sched.Memory itself, which holds the FIFO and an index of the
+//     live keys for the duplicate check (sched's BenchmarkKeyIndex compares
+//     that index with a Go map), without a clock (Add, Take in a scope,
+//     Start, Settle, the scope's close): every call is under its one lock,
+//     so on any number of cores the backend serves jobs no faster than one
+//     per this time;
 //   - pond: BenchmarkSched_NoOp/workers=2×GOMAXPROCS/adds=during/p=1 for
 //     pond, the fastest pool.
 //
@@ -47,24 +47,6 @@ const (
 // while the scheduler runs on this backend: the target of 1.5 needs it
 // below 1.5 first.
 func BenchmarkSched_Floor(b *testing.B) {
-	b.Run("part=map", func(b *testing.B) {
-		type entry struct{ id int }
-		live := make(map[int]*entry)
-		e := new(entry)
-		for i := range floorBacklog {
-			live[i] = e
-		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			k := i + floorBacklog
-			if _, dup := live[k]; dup {
-				b.Fatal("duplicate")
-			}
-			live[k] = e
-			delete(live, i)
-		}
-	})
 	b.Run("part=distinct", func(b *testing.B) {
 		type unit struct{ id int }
 		units := make([]unit, 4*floorBacklog)

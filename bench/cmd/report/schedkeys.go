@@ -16,7 +16,7 @@ const (
 
 // floorParts are BenchmarkSched_Floor's parts in the order the report
 // shows them, pond last.
-var floorParts = []string{"map", "distinct", "clock", "memory", "pond"}
+var floorParts = []string{"distinct", "clock", "memory", "pond"}
 
 // schedKeyRows returns the scheduler's rows of BenchmarkSched_NoOpKeys,
 // string keys (the least favourable) first, and checks scenario 5's
@@ -75,7 +75,7 @@ func (r *reporter) sectionFloor() {
 		return
 	}
 	r.printf("### The floor under the backend's lock\n\n")
-	r.printf("`BenchmarkSched_Floor/part=<part>`: per job, in one goroutine, the work every job of sched-b64 does under the lock of its queue's in-memory backend, against pond's whole time per job (the first row above) in the same run. `map`: the duplicate check, a Go map of the live keys (lookup and insert as a job is added, delete as it succeeds); `distinct`: the FIFO, a `distinct.Queue` of pointers (Add, TakeAppend in a scope, the scope's close); `clock`: the two clock readings of a job, as the scheduler's default clock reads them; `memory`: `sched.Memory` itself (Add, Take in a scope, Start, Settle, the close), which holds the map and the FIFO, without a clock. About 1,024 jobs are queued ahead and they are taken 64 at a time, as in the row above.\n\n")
+	r.printf("`BenchmarkSched_Floor/part=<part>`: per job, in one goroutine, the work every job of sched-b64 does under the lock of its queue's in-memory backend, against pond's whole time per job (the first row above) in the same run. `distinct`: the FIFO, a `distinct.Queue` of pointers (Add, TakeAppend in a scope, the scope's close); `clock`: the two clock readings of a job, as the scheduler's default clock reads them; `memory`: `sched.Memory` itself (Add, Take in a scope, Start, Settle, the close), which holds the FIFO and an index of the live keys for the duplicate check, without a clock. About 1,024 jobs are queued ahead and they are taken 64 at a time, as in the row above.\n\n")
 	r.printf("| part | ns/job | ÷ pond |\n|---|--:|--:|\n")
 	for _, p := range floorParts {
 		v, ok := r.med(floorScenario+"/part="+p, "ns/op")
@@ -84,5 +84,5 @@ func (r *reporter) sectionFloor() {
 		}
 		r.printf("| %s | %s | %s |\n", p, num(v), ratioText(v, pond, true))
 	}
-	r.printf("\nEvery call of `sched.Memory` holds its one lock, so the backend serves jobs one after another whatever the number of cores: `memory` ÷ pond is a lower bound on sched-b64 ÷ pond on this backend, and the target of %s needs it below %s first. `map` and `distinct` are what any backend built on a Go map of keys and a `distinct.Queue` (the design's embedded default) pays per job under its lock.\n\n", num(schedPoolLimit), num(schedPoolLimit))
+	r.printf("\nEvery call of `sched.Memory` holds its one lock, so the backend serves jobs one after another whatever the number of cores: `memory` ÷ pond is a lower bound on sched-b64 ÷ pond on this backend, and the target of %s needs it below %s first. `distinct` is what any backend built on a `distinct.Queue` (the design's embedded default) pays per job under its lock.\n\n", num(schedPoolLimit), num(schedPoolLimit))
 }
