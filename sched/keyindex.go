@@ -2,6 +2,7 @@ package sched
 
 import (
 	"math/bits"
+	"math/rand/v2"
 
 	"github.com/jobkit/jobkit/internal/keys"
 )
@@ -18,8 +19,10 @@ import (
 // Keys are hashed with keys.HashWith, so that keys that are not equal to
 // themselves (NaN) or cannot be hashed are refused instead of stored where
 // they could never be found again, or panicking. Integer keys are their own
-// hash; every hash is spread by a multiplication before it places a key, so
-// that sequential and strided IDs spread too.
+// hash, so every hash is mixed with a seed random per index before it
+// places a key: sequential and strided IDs spread, and keys chosen to
+// collide under a fixed multiplier (i × its inverse) spread too
+// (TestKeyIndexSpreadsCraftedKeys).
 //
 // The table doubles at 3/4 full. It shrinks, to 1/4 full, only once it has
 // stayed under 1/16 full for as many removals as it has slots: a queue
@@ -30,6 +33,7 @@ import (
 type keyIndex[T any, K comparable] struct {
 	lay   *keys.Layout
 	slots []kslot[T, K] // a power of two long, or nil
+	seed  uint64
 	n     int
 	shift uint // 64 − log2(len(slots))
 	low   int  // removals since the table was last 1/16 full or more
@@ -50,9 +54,16 @@ func (x *keyIndex[T, K]) hash(k K) (uint64, bool) {
 	return keys.HashWith(x.lay, k)
 }
 
-// home is the slot where a key of hash h starts its probe.
+// newKeyIndex returns an empty index with a random seed.
+func newKeyIndex[T any, K comparable]() keyIndex[T, K] {
+	return keyIndex[T, K]{lay: keys.LayoutOf[K](), seed: rand.Uint64() | 1}
+}
+
+// home is the slot where a key of hash h starts its probe: the top bits
+// of the 128-bit product of h and the seed, folded.
 func (x *keyIndex[T, K]) home(h uint64) int {
-	return int((h * 0x9e3779b97f4a7c15) >> x.shift)
+	hi, lo := bits.Mul64(h^x.seed, 0x9e3779b97f4a7c15)
+	return int((hi ^ lo) >> x.shift)
 }
 
 // find returns the entry with key k of hash h, and its slot; or nil and

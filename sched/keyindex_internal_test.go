@@ -5,12 +5,11 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
-
-	"github.com/jobkit/jobkit/internal/keys"
 )
 
-func newKeyIndex[K comparable]() *keyIndex[int, K] {
-	return &keyIndex[int, K]{lay: keys.LayoutOf[K]()}
+func newTestIndex[K comparable]() *keyIndex[int, K] {
+	x := newKeyIndex[int, K]()
+	return &x
 }
 
 // lookupOrInsert is what Memory.add does with the index: the entry of k,
@@ -50,7 +49,7 @@ func checkKeyIndex[K comparable](t *rapid.T, x *keyIndex[int, K], model map[K]*m
 // a Go map, with keys from a small range so that they collide and runs
 // form, and bursts that make the table grow and shrink.
 func keyIndexMachine[K comparable](t *rapid.T, key func(int) K) {
-	x := newKeyIndex[K]()
+	x := newTestIndex[K]()
 	model := map[K]*mentry[int, K]{}
 	var present []K // the model's keys, for picking one
 	span := rapid.IntRange(1, 2000).Draw(t, "span")
@@ -105,7 +104,7 @@ func TestKeyIndexMatchesAMap(t *testing.T) {
 // Removing an entry that is not in the index (deleted twice) changes
 // nothing and returns.
 func TestKeyIndexRemoveOfAnAbsentEntry(t *testing.T) {
-	x := newKeyIndex[int]()
+	x := newTestIndex[int]()
 	stranger := &mentry[int, int]{key: 7}
 	x.remove(stranger) // empty index
 	e := &mentry[int, int]{key: 7}
@@ -124,10 +123,46 @@ func TestKeyIndexRemoveOfAnAbsentEntry(t *testing.T) {
 	}
 }
 
+// Integer keys crafted so that a fixed multiplicative hash sends them all
+// to one slot (i × the multiplier's inverse: their products are i) spread
+// like any keys: no probe is long.
+func TestKeyIndexSpreadsCraftedKeys(t *testing.T) {
+	const mul = 0x9e3779b97f4a7c15
+	inv := uint64(mul) // Newton's iteration for the inverse mod 2^64
+	for range 6 {
+		inv *= 2 - mul*inv
+	}
+	if uint64(mul)*inv != 1 {
+		t.Fatal("no inverse")
+	}
+	x := newTestIndex[uint64]()
+	const n = 20_000
+	for i := range uint64(n) {
+		k := (i + 1) * inv
+		h, _ := x.hash(k)
+		old, slot := x.lookup(k, h)
+		if old != nil {
+			t.Fatal("duplicate")
+		}
+		x.insert(slot, h, &mentry[int, uint64]{key: k})
+	}
+	mask := len(x.slots) - 1
+	longest, total := 0, 0
+	for i, s := range x.slots {
+		if s.e != nil {
+			d := (i - x.home(s.h)) & mask
+			longest, total = max(longest, d), total+d
+		}
+	}
+	if longest > 100 || total > 3*n {
+		t.Errorf("probes of %d crafted keys: longest %d, %.1f on average", n, longest, float64(total)/n)
+	}
+}
+
 // A queue whose depth swings between empty and about 1,100 keys keeps its
 // table: after the first swing, swings allocate nothing.
 func TestKeyIndexKeepsItsTableUnderASwingingLoad(t *testing.T) {
-	x := newKeyIndex[int]()
+	x := newTestIndex[int]()
 	es := make([]*mentry[int, int], 1100)
 	for i := range es {
 		es[i] = new(mentry[int, int])
@@ -157,7 +192,7 @@ func TestKeyIndexKeepsItsTableUnderASwingingLoad(t *testing.T) {
 // An index that held a burst gives its room back once it has stayed nearly
 // empty for as many removals as it has slots, and not before.
 func TestKeyIndexReleasesABurst(t *testing.T) {
-	x := newKeyIndex[int]()
+	x := newTestIndex[int]()
 	add := func(k int) *mentry[int, int] {
 		e := &mentry[int, int]{key: k}
 		h, _ := x.hash(k)
@@ -219,7 +254,7 @@ func benchKeyIndex[K comparable](b *testing.B, live int, key func(int) K) {
 		ring[i] = new(mentry[int, K])
 	}
 	b.Run("impl=keyIndex", func(b *testing.B) {
-		x := newKeyIndex[K]()
+		x := newTestIndex[K]()
 		add := func(i int) {
 			k := key(i)
 			h, _ := x.hash(k)

@@ -105,7 +105,7 @@ type group[T any, K comparable] struct {
 // NewMemory returns an empty in-memory backend.
 func NewMemory[T any, K comparable]() *Memory[T, K] {
 	return &Memory[T, K]{
-		byKey:  keyIndex[T, K]{lay: keys.LayoutOf[K]()},
+		byKey:  newKeyIndex[T, K](),
 		groups: make(map[string]*group[T, K]),
 	}
 }
