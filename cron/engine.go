@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/jobkit/jobkit/sched"
 )
@@ -39,7 +40,8 @@ type Config struct {
 	// The caller starts and stops a scheduler given here; the engine's
 	// Start and Stop only start and stop the engine's runs. Defaults to a
 	// scheduler of the engine's own, with Workers workers, that Start
-	// starts and Stop stops.
+	// starts and Stop stops. The engine tells the time by the scheduler's
+	// clock (sched.Config.Clock).
 	Scheduler *sched.Scheduler
 
 	// Workers is the number of workers of the engine's own scheduler: the
@@ -250,3 +252,7 @@ func (e *Engine) isLeader() (ok bool) {
 	}()
 	return e.leader()
 }
+
+// now is the time by the scheduler's clock (sched.Config.Clock), the one
+// the scheduler promotes the engine's delayed entries by.
+func (e *Engine) now() time.Time { return e.s.Clock().Now() }

@@ -45,7 +45,7 @@ func (e *Engine) RegisterSpec(ctx context.Context, name, spec string, fn Func, o
 	if !o.anchorSet {
 		o.anchor = o.lastRun
 		if o.anchor.IsZero() {
-			o.anchor = time.Now()
+			o.anchor = e.now()
 		}
 	}
 	s, err := parse(spec, &o)
@@ -74,7 +74,7 @@ func (e *Engine) register(ctx context.Context, name string, s Schedule, fn Func,
 	}
 	e.opMu.Lock()
 	defer e.opMu.Unlock()
-	now := time.Now()
+	now := e.now()
 	j := &job{name: name, s: s, fn: fn, missed: o.missed, retry: o.retry}
 	var err error
 	if o.lastRun.IsZero() {
@@ -132,7 +132,7 @@ func (e *Engine) Update(ctx context.Context, name string, s Schedule) error {
 	}
 	e.opMu.Lock()
 	defer e.opMu.Unlock()
-	now := time.Now()
+	now := e.now()
 	next, err := safeNext(s, now)
 	if err != nil {
 		return fmt.Errorf("%w: job %q: schedule: %w", ErrInvalidJob, name, err)
@@ -162,7 +162,7 @@ func (e *Engine) UpdateSpec(ctx context.Context, name, spec string, opts ...Opti
 	o := options{loc: time.Local}
 	o.apply(opts)
 	if !o.anchorSet {
-		o.anchor = time.Now()
+		o.anchor = e.now()
 	}
 	s, err := parse(spec, &o)
 	if err != nil {
@@ -220,7 +220,7 @@ func (e *Engine) setPaused(ctx context.Context, name string, paused bool) error 
 	}
 	e.opMu.Lock()
 	defer e.opMu.Unlock()
-	now := time.Now()
+	now := e.now()
 	e.mu.Lock()
 	j := e.jobs[name]
 	switch {

@@ -60,7 +60,7 @@ func snooze(t time.Time) error {
 // nothing is due (an early wake-up, a paused or unregistered job, a
 // stopping engine) it returns no run and the job's wake-up.
 func (e *Engine) begin(name string) (run, time.Time) {
-	now := time.Now()
+	now := e.now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	j := e.jobs[name]
@@ -120,7 +120,7 @@ func (e *Engine) end(r *run, ran bool, err error) (wake time.Time) {
 // settleRun is end's update of the job's state, under mu.
 func (e *Engine) settleRun(r *run, ran bool, err error, delay time.Duration, canRetry bool) time.Time {
 	j := r.j
-	now := time.Now()
+	now := e.now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	j.running = false

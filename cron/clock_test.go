@@ -1,0 +1,62 @@
+package cron_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jobkit/jobkit/cron"
+	"github.com/jobkit/jobkit/sched"
+)
+
+// shiftedClock is the system clock moved by a fixed offset.
+type shiftedClock struct{ by time.Duration }
+
+func (c shiftedClock) Now() time.Time        { return time.Now().Add(c.by) }
+func (c shiftedClock) NewTimer() sched.Timer { return newStoppedTimer() }
+
+type realTimer struct{ t *time.Timer }
+
+func newStoppedTimer() realTimer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return realTimer{t}
+}
+
+func (r realTimer) C() <-chan time.Time   { return r.t.C }
+func (r realTimer) Reset(d time.Duration) { r.t.Reset(d) }
+func (r realTimer) Stop()                 { r.t.Stop() }
+
+// The engine tells the time by its scheduler's clock, the one that
+// promotes its entries: an @every job registered on a scheduler whose
+// clock is 1,000 hours ahead is next due an interval after that clock's
+// now, not the system's.
+func TestEngineUsesTheSchedulersClock(t *testing.T) {
+	t.Parallel()
+	const ahead = 1000 * time.Hour
+	clock := shiftedClock{by: ahead}
+	s, err := sched.New(sched.Config{Workers: 1, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := cron.New(cron.Config{Scheduler: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	before := clock.Now()
+	if err := e.RegisterSpec(ctx, "job", "@every 1h", func(context.Context, time.Time) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	after := clock.Now()
+	j, ok := e.Job("job")
+	if !ok {
+		t.Fatal("job not registered")
+	}
+	if j.Next.Before(before.Add(time.Hour)) || j.Next.After(after.Add(time.Hour)) {
+		t.Errorf("next run at %v, want an hour after the scheduler's now (%v…%v)", j.Next, before, after)
+	}
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
