@@ -61,26 +61,12 @@ func BenchmarkSched_Floor(b *testing.B) {
 				b.Fatal("refused")
 			}
 		}
-		for i := range floorBacklog {
-			add(i)
-		}
-		next := floorBacklog
-		b.ReportAllocs()
-		b.ResetTimer()
-		for done := 0; done < b.N; done += floorBatch {
-			for range floorBatch {
-				add(next)
-				next++
-			}
-			s := scope.New()
+		floorRounds(b, add, func(s *scope.Scope) {
 			got, err := q.TakeAppend(ctx, s, floorBatch, buf[:0])
 			if err != nil || len(got) != floorBatch {
 				b.Fatalf("took %d: %v", len(got), err)
 			}
-			if err := s.Close(scope.Succeeded()); err != nil {
-				b.Fatal(err)
-			}
-		}
+		})
 	})
 	b.Run("part=clock", func(b *testing.B) {
 		base := time.Now()
@@ -103,20 +89,9 @@ func BenchmarkSched_Floor(b *testing.B) {
 				b.Fatalf("add %d: %v %v", i, added, err)
 			}
 		}
-		for i := range floorBacklog {
-			add(i)
-		}
-		next := floorBacklog
 		claims := make([]sched.Claim[int, int], 0, floorBatch)
 		ok := sched.Outcome{Kind: sched.OutcomeSucceeded, Finished: now}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for done := 0; done < b.N; done += floorBatch {
-			for range floorBatch {
-				add(next)
-				next++
-			}
-			s := scope.New()
+		floorRounds(b, add, func(s *scope.Scope) {
 			cs, err := m.Take(ctx, s, sched.TakeRequest{Now: now, Max: floorBatch}, claims[:0])
 			if err != nil || len(cs) != floorBatch {
 				b.Fatalf("took %d: %v", len(cs), err)
@@ -129,10 +104,7 @@ func BenchmarkSched_Floor(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if err := s.Close(scope.Succeeded()); err != nil {
-				b.Fatal(err)
-			}
-		}
+		})
 	})
 	b.Run("part=pond", func(b *testing.B) {
 		for _, f := range noopRunners() {
@@ -141,4 +113,27 @@ func BenchmarkSched_Floor(b *testing.B) {
 			}
 		}
 	})
+}
+
+// floorRounds adds floorBacklog jobs with add, then times rounds until b.N
+// jobs: each adds floorBatch more and calls take with a new scope, which it
+// then closes successfully.
+func floorRounds(b *testing.B, add func(int), take func(*scope.Scope)) {
+	for i := range floorBacklog {
+		add(i)
+	}
+	next := floorBacklog
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += floorBatch {
+		for range floorBatch {
+			add(next)
+			next++
+		}
+		s := scope.New()
+		take(s)
+		if err := s.Close(scope.Succeeded()); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

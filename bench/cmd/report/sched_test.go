@@ -57,17 +57,13 @@ func TestReportSched(t *testing.T) {
 
 	// The medians, and the ratios with the best variant marked; the
 	// peers' cells are empty under adds=before.
-	for _, want := range []string{
+	wantAll(t, sec,
 		"| 4 during 1 | 2000 | 800 | 700 | 300 | 600 | 1000 |",
 		"| 4 before 1 | 2000 | 800 | 700 | – | – | – |",
 		"| 4 during 1 | sched-b16 ✱ | 1250000 | 0.500 | 2.67 | 1.33 | 0.80 | 1.33 (pond) |",
 		"| 64 before 1 | sched-b16-r0 | 1428571 | 0.500 | – | – | – | – |",
 		"![time per job against workers](sched.svg)",
-	} {
-		if !strings.Contains(sec, want) {
-			t.Errorf("missing %q in\n%s", want, sec)
-		}
-	}
+	)
 
 	svg, ok := renderSchedChart(d)
 	if !ok {
@@ -112,22 +108,28 @@ func TestReportSchedKeysAndFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 	md, _ := renderReport(d, meta{})
-	for _, want := range []string{
+	wantAll(t, md,
 		"| 5 sched | no-op jobs/s, sched-b64, keys=string (workers=2×GOMAXPROCS adds=during p=1) | 909091 | ≥ 1000000 | **missed** |",
 		"| 5 sched | time/job ÷ pond, sched-b64, keys=int (workers=2×GOMAXPROCS adds=during p=1) | 5.00 | ≤ 1.50 | **missed** |",
 		"| string | sched-b64 | 1100 | 909091 | 2.00 | 150 | 7.33 |",
 		"| clock | 56.0 | 0.41 |",
 		"| memory | 340 | 2.50 |",
 		"| pond | 136 | 1.00 |",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("missing %q in\n%s", want, md)
-		}
-	}
+	)
 	if s, i := strings.Index(md, "| string | sched-b64"), strings.Index(md, "| int | sched-b64"); s < 0 || i < s {
 		t.Error("the key kinds' table does not lead with string keys")
 	}
 	if strings.Contains(md, "| distinct |") {
 		t.Error("a floor part without results")
+	}
+}
+
+// wantAll fails t for each of wants that text does not contain.
+func wantAll(t *testing.T, text string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("missing %q in\n%s", w, text)
+		}
 	}
 }
