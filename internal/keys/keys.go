@@ -209,6 +209,9 @@ func (l *Layout) scan(t reflect.Type, off uintptr) {
 	case reflect.Struct:
 		for i := range t.NumField() {
 			f := t.Field(i)
+			if f.Name == "_" {
+				continue // == ignores blank fields: so must the hash
+			}
 			l.scan(f.Type, off+f.Offset)
 		}
 	case reflect.Array:

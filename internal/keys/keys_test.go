@@ -136,3 +136,26 @@ func TestLayoutHashSpreads(t *testing.T) {
 		}
 	}
 }
+
+// Blank fields take no part in ==, so none in the hash: two keys that
+// differ only there are equal and hash equal.
+func TestLayoutHashIgnoresBlankFields(t *testing.T) {
+	t.Parallel()
+	type blank struct {
+		A int
+		_ int
+		S string
+		_ [2]uint8
+	}
+	a, b := blank{A: 1, S: "x"}, blank{A: 1, S: "x"}
+	*(*int)(unsafe.Add(unsafe.Pointer(&b), unsafe.Sizeof(int(0)))) = 42 // the first blank field
+	if a != b {
+		t.Fatal("keys differing in a blank field are not equal")
+	}
+	l := LayoutOf[blank]()
+	ha, _ := HashWith(l, a)
+	hb, _ := HashWith(l, b)
+	if ha != hb {
+		t.Errorf("equal keys that differ in a blank field hash %x and %x", ha, hb)
+	}
+}
