@@ -472,7 +472,13 @@ func (s *Scheduler) warn(msg, queue string, err error) {
 // at fin, so that it deletes it when it expires.
 func (s *Scheduler) retained(q *queueBase, kind OutcomeKind, fin time.Time) {
 	if ttl := q.ttl(kind); ttl > 0 {
-		s.wakeTimekeeper(fin.Add(ttl).UnixNano())
+		// In unix nanoseconds, which costs less than time.Time's Add;
+		// saturated, for a retention of centuries.
+		at := fin.UnixNano() + int64(ttl)
+		if at < 0 {
+			at = math.MaxInt64
+		}
+		s.wakeTimekeeper(at)
 	}
 }
 
