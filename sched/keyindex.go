@@ -82,12 +82,17 @@ func (x *keyIndex[T, K]) find(k K, h uint64) (*mentry[T, K], int) {
 }
 
 // lookup returns the entry with key k of hash h, or nil and the slot where
-// insert puts k. It makes room first, so that the slot stays valid for the
-// insert that follows (nothing may change the index in between).
+// insert puts k. A miss makes room first, so that the slot stays valid for
+// the insert that follows (nothing may change the index in between); a hit
+// changes nothing.
 func (x *keyIndex[T, K]) lookup(k K, h uint64) (*mentry[T, K], int) {
-	if (x.n+1)*4 > len(x.slots)*3 {
-		x.resize(max(minKeySlots, 2*len(x.slots)))
+	if len(x.slots) > 0 {
+		e, i := x.find(k, h)
+		if e != nil || (x.n+1)*4 <= len(x.slots)*3 {
+			return e, i
+		}
 	}
+	x.resize(max(minKeySlots, 2*len(x.slots)))
 	return x.find(k, h)
 }
 

@@ -151,12 +151,16 @@ const maxFreeEntries = 4096
 
 // Add implements Backend. It notifies the scheduler after it lets go of
 // the lock, so that the loop it wakes does not wait for it.
-// A key that is not equal to itself (NaN) or cannot be hashed is an error
-// wrapping ErrInvalid. The key is hashed before the lock is taken.
+// A key that is not equal to itself (NaN) or cannot be hashed, and a group
+// in a queue not opened as Grouped, are errors wrapping ErrInvalid. The key
+// is hashed before the lock is taken.
 func (m *Memory[T, K]) Add(ctx context.Context, a NewEntry[T, K]) (ID, bool, error) {
 	h, ok := m.byKey.hash(a.Key)
 	if !ok {
 		return 0, false, fmt.Errorf("%w: key %s is not equal to itself or cannot be hashed", ErrInvalid, keys.Describe(a.Key))
+	}
+	if a.Group != "" && !m.info.Grouped {
+		return 0, false, fmt.Errorf("%w: entry of group %q in a queue opened without Grouped", ErrInvalid, a.Group)
 	}
 	id, added, ready := m.add(&a, h)
 	if ready {
