@@ -30,7 +30,8 @@ import (
 //     or settled with OutcomeRerun returns to its position.
 //   - Groups: entries with a group are taken together, in the order they
 //     were added, up to max, and no entry of a group is taken while another
-//     of it is awaiting or running.
+//     of it is awaiting or running. A queue not opened as Grouped refuses
+//     an entry with a group (ErrInvalid).
 //   - Fencing: every run gets a generation larger than the entry's last;
 //     Start, Settle and Renew of another generation return ErrStale and
 //     change nothing.

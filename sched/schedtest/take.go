@@ -211,6 +211,13 @@ func testGroups(t *testing.T, f *fixture) {
 	g.succeed(ss, ssc)
 	g.succeed(rest, rs)
 	g.counts(sched.Counts{Succeeded: 5})
+
+	// A queue not opened as Grouped refuses an entry with a group.
+	e := sched.NewEntry[Payload, string]{Key: "g1", Priority: 1, Group: "a", Now: f.now}
+	if _, added, err := f.b.Add(f.ctx, e); !errors.Is(err, sched.ErrInvalid) || added {
+		t.Errorf("Add of a grouped entry to an ungrouped queue = %v, %v; want an error wrapping ErrInvalid", added, err)
+	}
+	f.counts(sched.Counts{})
 }
 
 func testDisabled(t *testing.T, f *fixture) {
