@@ -97,28 +97,26 @@ func (x *keyIndex[T, K]) lookup(k K, h uint64) (*mentry[T, K], int) {
 }
 
 // insert stores e, whose key has hash h and is not in the index, in the
-// empty slot i that lookup returned.
+// empty slot i that lookup returned, and marks it keyed.
 func (x *keyIndex[T, K]) insert(i int, h uint64, e *mentry[T, K]) {
 	x.slots[i] = kslot[T, K]{h: h, e: e}
-	e.khash = h
+	e.khash, e.keyed = h, true
 	x.n++
 	if x.n*16 >= len(x.slots) {
 		x.low = 0
 	}
 }
 
-// remove deletes e, moving back the keys after it in its run that may
-// take its place. An entry not in the index is left alone.
+// remove deletes e, if it is keyed, and marks it not keyed, moving back
+// the keys after it in its run that may take its place.
 func (x *keyIndex[T, K]) remove(e *mentry[T, K]) {
-	if x.n == 0 {
+	if !e.keyed {
 		return
 	}
+	e.keyed = false
 	mask := len(x.slots) - 1
 	i := x.home(e.khash)
 	for x.slots[i].e != e {
-		if x.slots[i].e == nil {
-			return
-		}
 		i = (i + 1) & mask
 	}
 	for j := (i + 1) & mask; ; j = (j + 1) & mask {

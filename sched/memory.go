@@ -66,7 +66,7 @@ type mentry[T any, K comparable] struct {
 	payload  T
 	state    State
 	disabled bool
-	keyed    bool   // in byKey
+	keyed    bool   // in byKey: set and cleared by its insert and remove
 	khash    uint64 // the hash of key, once in byKey
 	priority int
 	group    *group[T, K]
@@ -197,7 +197,6 @@ func (m *Memory[T, K]) add(a *NewEntry[T, K], h uint64) (id ID, added, ready boo
 		g.members++
 	}
 	m.byKey.insert(slot, h, e)
-	e.keyed = true
 	m.order.push(e)
 	if a.RunAt.After(a.Now) {
 		e.runAt = a.RunAt.UnixNano()
@@ -707,9 +706,8 @@ func finalState(k OutcomeKind) State {
 
 // finish moves e to the final state s: it is retained, or deleted at once.
 func (m *Memory[T, K]) finish(e *mentry[T, K], s State) {
-	if e.keyed && !(s == StateFailed && m.info.BlockFailed) {
+	if !(s == StateFailed && m.info.BlockFailed) {
 		m.byKey.remove(e)
-		e.keyed = false
 	}
 	m.setState(e, s)
 	l, ttl, limit := m.retention(s)
@@ -760,10 +758,7 @@ func (m *Memory[T, K]) delete(e *mentry[T, K]) {
 			m.unqueue(&e.unit)
 		}
 	}
-	if e.keyed {
-		m.byKey.remove(e)
-		e.keyed = false
-	}
+	m.byKey.remove(e)
 	if g := e.group; g != nil {
 		if g.members--; g.members == 0 && !g.busy {
 			delete(m.groups, g.name)

@@ -162,7 +162,6 @@ func (m *Memory[T, K]) Retry(ctx context.Context, f Filter[T, K], reset bool) (i
 				return false // taken
 			}
 			m.byKey.insert(slot, e.khash, e)
-			e.keyed = true
 		}
 		l, _, _ := m.retention(e.state)
 		m.retained[l].remove(e)
