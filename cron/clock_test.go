@@ -9,23 +9,14 @@ import (
 	"github.com/jobkit/jobkit/sched"
 )
 
-// shiftedClock is the system clock moved by a fixed offset.
-type shiftedClock struct{ by time.Duration }
-
-func (c shiftedClock) Now() time.Time        { return time.Now().Add(c.by) }
-func (c shiftedClock) NewTimer() sched.Timer { return newStoppedTimer() }
-
-type realTimer struct{ t *time.Timer }
-
-func newStoppedTimer() realTimer {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return realTimer{t}
+// shiftedClock is a clock moved by a fixed offset; its timers are the
+// clock's own.
+type shiftedClock struct {
+	sched.Clock
+	by time.Duration
 }
 
-func (r realTimer) C() <-chan time.Time   { return r.t.C }
-func (r realTimer) Reset(d time.Duration) { r.t.Reset(d) }
-func (r realTimer) Stop()                 { r.t.Stop() }
+func (c shiftedClock) Now() time.Time { return c.Clock.Now().Add(c.by) }
 
 // The engine tells the time by its scheduler's clock, the one that
 // promotes its entries: an @every job registered on a scheduler whose
@@ -34,7 +25,11 @@ func (r realTimer) Stop()                 { r.t.Stop() }
 func TestEngineUsesTheSchedulersClock(t *testing.T) {
 	t.Parallel()
 	const ahead = 1000 * time.Hour
-	clock := shiftedClock{by: ahead}
+	base, err := sched.New(sched.Config{}) // for its default clock
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := shiftedClock{Clock: base.Clock(), by: ahead}
 	s, err := sched.New(sched.Config{Workers: 1, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
