@@ -106,13 +106,7 @@ func BenchmarkSched_Floor(b *testing.B) {
 			}
 		})
 	})
-	b.Run("part=pond", func(b *testing.B) {
-		for _, f := range noopRunners() {
-			if f.name == "pond" {
-				runNoOp(b, f, 2*runtime.GOMAXPROCS(0), noopMode{producers: 1})
-			}
-		}
-	})
+	b.Run("part=pond", runPond)
 }
 
 // floorRounds adds floorBacklog jobs with add, then times rounds until b.N
