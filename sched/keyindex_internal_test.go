@@ -235,10 +235,10 @@ func TestKeyIndexReleasesABurst(t *testing.T) {
 
 // BenchmarkKeyIndex is the index's work for one job of a queue about
 // 1,024 jobs deep (lookup and insert of a new key, delete of the oldest)
-// against a Go map doing the same.
+// against a Go map doing the same, for string keys "ns/name-i", integer
+// IDs from four producers that each own a range, and integer IDs in order.
 func BenchmarkKeyIndex(b *testing.B) {
 	const live = 1024
-	b.Run("keys=int", func(b *testing.B) { benchKeyIndex(b, live, func(i int) int { return i }) })
 	b.Run("keys=string", func(b *testing.B) {
 		ks := make([]string, 1<<16)
 		for i := range ks {
@@ -246,6 +246,8 @@ func BenchmarkKeyIndex(b *testing.B) {
 		}
 		benchKeyIndex(b, live, func(i int) string { return ks[i%len(ks)] })
 	})
+	b.Run("keys=ranges", func(b *testing.B) { benchKeyIndex(b, live, func(i int) int { return i%4<<40 + i/4 }) })
+	b.Run("keys=int", func(b *testing.B) { benchKeyIndex(b, live, func(i int) int { return i }) })
 }
 
 func benchKeyIndex[K comparable](b *testing.B, live int, key func(int) K) {
