@@ -48,8 +48,8 @@ func (f FinalizerFunc) Finalize(exit Exit) error { return f(exit) }
 // A Scope from [New] or [Run] is carved from a block of scopes allocated
 // together, 292 scopes of 56 bytes in one 16 KiB allocation, and never reused
 // for another scope, so a *Scope kept after its Run returned stays a closed
-// scope (and keeps its block's 16 KiB in memory). Registering one finalizer allocates nothing more; a second one
-// allocates the room for the rest.
+// scope (and keeps its block's 16 KiB in memory). Registering one finalizer
+// allocates nothing more; a second one allocates the room for the rest.
 type Scope struct {
 	// mu guards the fields below it, and registration against Close.
 	mu sync.Mutex
