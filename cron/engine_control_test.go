@@ -1,18 +1,16 @@
 package cron_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/jobkit/jobkit/cron"
+	"github.com/jobkit/jobkit/internal/logbuf"
 	"github.com/jobkit/jobkit/sched"
 )
 
@@ -192,8 +190,8 @@ func TestEngine_Leader(t *testing.T) {
 		ctx := context.Background()
 		var leader atomic.Int32 // 0 follower, 1 leader, 2 panic
 		sleepUntil(at(0, 0).Add(30 * time.Second))
-		var logged syncBuffer
-		e := startEngine(t, cron.Config{Logger: slog.New(slog.NewTextHandler(&logged, nil)), LeaderFunc: func() bool {
+		var logged logbuf.Buffer
+		e := startEngine(t, cron.Config{Logger: logged.Logger(), LeaderFunc: func() bool {
 			if leader.Load() == 2 {
 				panic("election backend down")
 			}
@@ -359,22 +357,4 @@ func TestEngine_ReentrantCalls(t *testing.T) {
 		equalStrings(t, "self", hhmm(log.get("self")), []string{"00:10@00:10:00", "00:15@00:15:00", "00:20@00:20:00"})
 		equalStrings(t, "other", hhmm(log.get("other")), []string{"00:14@00:14:00", "00:21@00:21:00", "00:28@00:28:00"})
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

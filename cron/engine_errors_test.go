@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/cron"
+	"github.com/jobkit/jobkit/internal/logbuf"
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/scope"
 )
@@ -309,10 +310,10 @@ func TestEngine_HostileCallbacks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		sleepUntil(at(0, 0).Add(30 * time.Second))
-		var logged syncBuffer
+		var logged logbuf.Buffer
 		goexitLeader := true
 		e := startEngine(t, cron.Config{
-			Logger: slog.New(slog.NewTextHandler(&logged, nil)),
+			Logger: logged.Logger(),
 			// Goexit on the first call only (calls come one at a time:
 			// one job).
 			LeaderFunc: func() bool {

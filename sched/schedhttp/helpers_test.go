@@ -11,11 +11,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/jobkit/jobkit/internal/logbuf"
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/sched/internal/must"
 	"github.com/jobkit/jobkit/sched/schedhttp"
@@ -65,25 +65,7 @@ type fixture struct {
 	odd    *sched.Queue[odd, int]
 	t0     time.Time
 	ro, rw *schedhttp.Handler
-	log    *syncBuffer
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use, for logs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	log    *logbuf.Buffer
 }
 
 func nop[T any, K comparable](context.Context, *sched.Job[T, K]) error { return nil }
@@ -101,7 +83,7 @@ func setup(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{s: s, t0: time.Now(), log: &syncBuffer{}}
+	f := &fixture{s: s, t0: time.Now(), log: &logbuf.Buffer{}}
 	f.ints = must.Queue(t, s, "ints", sched.QueueConfig[int, int]{Handler: nop[int, int]})
 	f.names = must.Queue(t, s, "names", sched.QueueConfig[string, string]{Handler: nop[string, string]})
 	f.orders = must.Queue(t, s, "orders", sched.QueueConfig[order, int]{
@@ -151,7 +133,7 @@ func setup(t *testing.T) *fixture {
 	if c := must.Counts(t, f.fails); c.Failed != 3 {
 		t.Fatalf("fails: %+v, want 3 failed", c)
 	}
-	logger := slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logger := f.log.Logger()
 	f.ro = newHandler(t, s.Inspector(), schedhttp.Options{Logger: logger})
 	f.rw = newHandler(t, s.Inspector(), schedhttp.Options{AllowWrites: true, Logger: logger})
 	return f
