@@ -40,7 +40,9 @@ type Config struct {
 	Metrics MetricsProvider
 
 	// Clock tells the time and makes timers. Defaults to the system clock
-	// (which testing/synctest fakes inside a bubble).
+	// (which testing/synctest fakes inside a bubble). A Clock that panics,
+	// or whose timer does, takes nothing down: the panic is logged with its
+	// stack, and from then on the scheduler uses the system clock.
 	Clock Clock
 
 	// Retention is how long final entries are kept, for queues that do not
@@ -72,6 +74,8 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Clock == nil {
 		c.Clock = new(systemClock)
+	} else {
+		c.Clock = newGuardedClock(c.Clock, c.Logger)
 	}
 	if c.Retention == nil {
 		r := DefaultRetention

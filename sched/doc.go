@@ -63,6 +63,15 @@
 // NewMemory, on jobkit's distinct queue; package schedtest holds the
 // conformance suite every backend passes.
 //
+// # Faults
+//
+// A panic of a queue's Key or Group function is an error of Add. In the
+// scheduler's own goroutines, a panic of a backend's Take, Promote or
+// Expire is logged and its queue left alone for a second; a metric that
+// panics switches its queue's metrics off; a Clock that panics, or whose
+// timer does, is replaced by the system clock (see Config.Clock). Each is
+// logged with its stack.
+//
 // # Cost
 //
 // Per job, the in-memory backend does O(1) work (O(log d) with d delayed

@@ -534,7 +534,8 @@ func (s *Scheduler) timekeeper(ctx context.Context) {
 	}
 }
 
-// Clock returns the scheduler's clock (Config.Clock).
+// Clock returns the scheduler's clock: Config.Clock, guarded against its
+// panics as Config says, or the system clock.
 func (s *Scheduler) Clock() Clock { return s.clock }
 
 // Logger returns the scheduler's logger (Config.Logger).

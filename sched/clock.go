@@ -1,0 +1,117 @@
+package sched
+
+import (
+	"log/slog"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+)
+
+// guardedClock is Config.Clock when it is not the default: a panic in the
+// clock or in one of its timers never takes a scheduling loop, a worker,
+// the timekeeper or an Add down with it. The first panic is logged with
+// its stack, and from then on the scheduler tells the time by the system
+// clock and its timers run on it; a clock that breaks once is not trusted
+// again, so that times from two clocks are never mixed back and forth.
+type guardedClock struct {
+	c      Clock
+	sys    systemClock
+	broken atomic.Bool
+	log    *slog.Logger
+}
+
+func newGuardedClock(c Clock, log *slog.Logger) *guardedClock {
+	return &guardedClock{c: c, log: log}
+}
+
+// try calls f, and reports false if it panicked: the clock is broken then.
+func (g *guardedClock) try(in string, f func()) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			ok = false
+			if g.broken.CompareAndSwap(false, true) {
+				g.log.Error("sched: the clock panicked; the system clock tells the time from now on",
+					slog.String("in", in), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+			}
+		}
+	}()
+	f()
+	return true
+}
+
+// Now implements Clock.
+func (g *guardedClock) Now() time.Time {
+	var t time.Time
+	if !g.broken.Load() && g.try("Now", func() { t = g.c.Now() }) {
+		return t
+	}
+	return g.sys.Now()
+}
+
+// NewTimer implements Clock.
+func (g *guardedClock) NewTimer() Timer {
+	t := &guardedTimer{g: g}
+	if !g.broken.Load() && g.try("NewTimer", func() { t.t = g.c.NewTimer() }) && t.t != nil {
+		return t
+	}
+	t.t = nil
+	t.sys = g.sys.NewTimer()
+	return t
+}
+
+// guardedTimer is a timer of a guardedClock. Like every Timer it is used by
+// one goroutine at a time. It runs on the clock's timer until the clock
+// breaks, then on a system timer, armed for what was left.
+type guardedTimer struct {
+	g   *guardedClock
+	t   Timer // the clock's, until it broke
+	sys Timer // the system clock's, once it broke
+	// due is when the timer was last armed to fire (by the system clock's
+	// monotonic reading), so that a timer moved to the system clock fires
+	// when it would have; zero when it is not armed.
+	due time.Time
+}
+
+// current returns the timer to act on: the clock's, or, once the clock is
+// broken, the system's, made then and armed as the clock's was.
+func (t *guardedTimer) current() Timer {
+	if t.sys == nil && t.g.broken.Load() {
+		if old := t.t; old != nil {
+			t.g.try("Timer.Stop", old.Stop)
+		}
+		t.t = nil
+		t.sys = t.g.sys.NewTimer()
+		if !t.due.IsZero() {
+			t.sys.Reset(time.Until(t.due))
+		}
+	}
+	if t.sys != nil {
+		return t.sys
+	}
+	return t.t
+}
+
+// C implements Timer.
+func (t *guardedTimer) C() <-chan time.Time {
+	var c <-chan time.Time
+	if cur := t.current(); cur == t.sys || !t.g.try("Timer.C", func() { c = cur.C() }) {
+		return t.current().C()
+	}
+	return c
+}
+
+// Reset implements Timer.
+func (t *guardedTimer) Reset(d time.Duration) {
+	t.due = time.Now().Add(d)
+	if cur := t.current(); cur == t.sys || !t.g.try("Timer.Reset", func() { cur.Reset(d) }) {
+		t.current().Reset(d)
+	}
+}
+
+// Stop implements Timer.
+func (t *guardedTimer) Stop() {
+	t.due = time.Time{}
+	if cur := t.current(); cur == t.sys || !t.g.try("Timer.Stop", cur.Stop) {
+		t.current().Stop()
+	}
+}
