@@ -14,22 +14,31 @@ import (
 )
 
 // brokenClock tells the time until it breaks; from then on its Now,
-// NewTimer and its timers' methods all panic.
-type brokenClock struct{ broken atomic.Bool }
+// NewTimer and its timers' methods all panic. Its variants: ahead, added
+// to the time it tells; once, which makes only its next Now panic; stuck,
+// whose timers never fire; and nilTimer, whose NewTimer returns nil.
+type brokenClock struct {
+	broken, once    atomic.Bool
+	ahead           time.Duration
+	stuck, nilTimer bool
+}
 
 func (c *brokenClock) check(in string) {
-	if c.broken.Load() {
+	if c.broken.Load() || (in == "Now" && c.once.CompareAndSwap(true, false)) {
 		panic("clock bug in " + in)
 	}
 }
 
 func (c *brokenClock) Now() time.Time {
 	c.check("Now")
-	return time.Now()
+	return time.Now().Add(c.ahead)
 }
 
 func (c *brokenClock) NewTimer() sched.Timer {
 	c.check("NewTimer")
+	if c.nilTimer {
+		return nil
+	}
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	return &brokenTimer{c: c, t: t}
@@ -40,7 +49,14 @@ type brokenTimer struct {
 	t *time.Timer
 }
 
-func (t *brokenTimer) C() <-chan time.Time   { t.c.check("Timer.C"); return t.t.C }
+func (t *brokenTimer) C() <-chan time.Time {
+	t.c.check("Timer.C")
+	if t.c.stuck {
+		return nil
+	}
+	return t.t.C
+}
+
 func (t *brokenTimer) Reset(d time.Duration) { t.c.check("Timer.Reset"); t.t.Reset(d) }
 func (t *brokenTimer) Stop()                 { t.c.check("Timer.Stop"); t.t.Stop() }
 
@@ -124,5 +140,95 @@ func TestATimerOfABrokenClockFiresOnTime(t *testing.T) {
 		wait("a timer made after the break", later, 4*time.Second)
 		armed.Stop()
 		later.Stop()
+	})
+}
+
+// A goroutine of the scheduler that waits on a timer of the clock when the
+// clock breaks (a fake clock's timer, which will never fire) wakes and
+// moves to the system clock: a delayed job runs on time.
+func TestAWaitOnABrokenClocksTimerMovesToTheSystemClock(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		clock := &brokenClock{stuck: true}
+		s := newScheduler(t, sched.Config{Workers: 1, Clock: clock, Logger: new(logbuf.Buffer).Logger()})
+		ran := make(chan time.Time, 1)
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(context.Context, *sched.Job[int, int]) error {
+			ran <- time.Now()
+			return nil
+		}})
+		t0 := time.Now()
+		must.Add(t, q, 1, sched.After(5*time.Second))
+		synctest.Wait() // the timekeeper waits on the stuck timer
+		clock.broken.Store(true)
+		s.Clock().Now() // breaks it
+		time.Sleep(time.Minute)
+		select {
+		case at := <-ran:
+			if d := at.Sub(t0); d != 5*time.Second {
+				t.Errorf("the delayed job ran %v after its add, want 5s", d)
+			}
+		default:
+			t.Fatal("the delayed job never ran: the timekeeper still waits on the broken clock's timer")
+		}
+	})
+}
+
+// A clock that panicked once is not trusted again, even if it would tell
+// the time again; a clock whose NewTimer returns nil is broken as well.
+func TestABrokenClockIsNotTrustedAgain(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		for _, c := range []*brokenClock{{ahead: time.Hour}, {ahead: time.Hour, nilTimer: true}} {
+			var log logbuf.Buffer
+			s, err := sched.New(sched.Config{Clock: c, Logger: log.Logger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.nilTimer {
+				tm := s.Clock().NewTimer()
+				tm.Reset(time.Second)
+				t0 := time.Now()
+				<-tm.C()
+				if d := time.Since(t0); d != time.Second {
+					t.Errorf("the timer made in place of a nil one fired after %v, want 1s", d)
+				}
+			} else {
+				if got := s.Clock().Now(); !got.Equal(time.Now().Add(time.Hour)) {
+					t.Fatalf("before the break the clock tells %v, want its own %v", got, time.Now().Add(time.Hour))
+				}
+				c.once.Store(true)
+				s.Clock().Now()
+			}
+			if got := s.Clock().Now(); !got.Equal(time.Now()) {
+				t.Errorf("nil timer %v: after the break the clock tells %v, want the system clock's %v", c.nilTimer, got, time.Now())
+			}
+			if n := strings.Count(log.String(), "the clock panicked"); n != 1 {
+				t.Errorf("nil timer %v: the break logged %d times, want once:\n%s", c.nilTimer, n, log.String())
+			}
+		}
+	})
+}
+
+// A timer stopped before the clock breaks does not fire on the system
+// clock.
+func TestAStoppedTimerStaysStoppedAcrossTheBreak(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		clock := new(brokenClock)
+		s, err := sched.New(sched.Config{Clock: clock, Logger: new(logbuf.Buffer).Logger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm := s.Clock().NewTimer()
+		tm.Reset(time.Second)
+		tm.Stop()
+		clock.broken.Store(true)
+		c := tm.C()
+		time.Sleep(time.Minute)
+		select {
+		case <-c:
+			t.Error("a stopped timer fired after the clock broke")
+		default:
+		}
 	})
 }

@@ -8,20 +8,34 @@ import (
 )
 
 // guardedClock is Config.Clock when it is not the default: a panic in the
-// clock or in one of its timers never takes a scheduling loop, a worker,
-// the timekeeper or an Add down with it. The first panic is logged with
-// its stack, and from then on the scheduler tells the time by the system
-// clock and its timers run on it; a clock that breaks once is not trusted
-// again, so that times from two clocks are never mixed back and forth.
+// clock or in one of its timers (or a nil timer) never takes a scheduling
+// loop, a worker, the timekeeper or an Add down with it. The first is
+// logged with its stack, and from then on the scheduler tells the time by
+// the system clock and its timers run on it; a clock that breaks once is
+// not trusted again, so that times from two clocks are never mixed back
+// and forth. broke is closed then, so that the scheduler's goroutines that
+// wait on a timer of the broken clock (which may never fire again) wake
+// and move to the system clock's.
 type guardedClock struct {
 	c      Clock
 	sys    systemClock
 	broken atomic.Bool
+	broke  chan struct{}
 	log    *slog.Logger
 }
 
 func newGuardedClock(c Clock, log *slog.Logger) *guardedClock {
-	return &guardedClock{c: c, log: log}
+	return &guardedClock{c: c, log: log, broke: make(chan struct{})}
+}
+
+// fail marks the clock broken by what happened in the method in, and logs
+// it the first time.
+func (g *guardedClock) fail(in string, what any) {
+	if g.broken.CompareAndSwap(false, true) {
+		g.log.Error("sched: the clock panicked; the system clock tells the time from now on",
+			slog.String("in", in), slog.Any("panic", what), slog.String("stack", string(debug.Stack())))
+		close(g.broke)
+	}
 }
 
 // try calls f, and reports false if it panicked: the clock is broken then.
@@ -29,10 +43,7 @@ func (g *guardedClock) try(in string, f func()) (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			ok = false
-			if g.broken.CompareAndSwap(false, true) {
-				g.log.Error("sched: the clock panicked; the system clock tells the time from now on",
-					slog.String("in", in), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
-			}
+			g.fail(in, v)
 		}
 	}()
 	f()
@@ -51,8 +62,11 @@ func (g *guardedClock) Now() time.Time {
 // NewTimer implements Clock.
 func (g *guardedClock) NewTimer() Timer {
 	t := &guardedTimer{g: g}
-	if !g.broken.Load() && g.try("NewTimer", func() { t.t = g.c.NewTimer() }) && t.t != nil {
-		return t
+	if !g.broken.Load() && g.try("NewTimer", func() { t.t = g.c.NewTimer() }) {
+		if t.t != nil {
+			return t
+		}
+		g.fail("NewTimer", "NewTimer returned a nil Timer")
 	}
 	t.t = nil
 	t.sys = g.sys.NewTimer()
@@ -61,7 +75,10 @@ func (g *guardedClock) NewTimer() Timer {
 
 // guardedTimer is a timer of a guardedClock. Like every Timer it is used by
 // one goroutine at a time. It runs on the clock's timer until the clock
-// breaks, then on a system timer, armed for what was left.
+// breaks, then, from its next use, on a system timer armed for what was
+// left. It cannot tell whether the clock's timer fired meanwhile, so one
+// that was due then fires at once on the system timer: a wakeup too many
+// at the break, never one lost.
 type guardedTimer struct {
 	g   *guardedClock
 	t   Timer // the clock's, until it broke

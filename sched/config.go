@@ -41,8 +41,12 @@ type Config struct {
 
 	// Clock tells the time and makes timers. Defaults to the system clock
 	// (which testing/synctest fakes inside a bubble). A Clock that panics,
-	// or whose timer does, takes nothing down: the panic is logged with its
-	// stack, and from then on the scheduler uses the system clock.
+	// or whose timer does (or whose NewTimer returns nil), takes nothing
+	// down: the panic is logged with its stack, and from then on the
+	// scheduler uses the system clock. Its goroutines that wait on a timer
+	// of the broken clock wake and re-arm on the system clock; a timer of
+	// Scheduler.Clock used elsewhere (recovery's reaper) moves at its next
+	// Reset, Stop or C.
 	Clock Clock
 
 	// Retention is how long final entries are kept, for queues that do not

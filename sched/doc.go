@@ -70,7 +70,7 @@
 // Expire is logged and its queue left alone for a second; a metric that
 // panics switches its queue's metrics off; a Clock that panics, or whose
 // timer does, is replaced by the system clock (see Config.Clock). Each is
-// logged with its stack.
+// logged, the backend's and the Clock's with their stacks.
 //
 // # Cost
 //

@@ -20,6 +20,7 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 	defer s.loops.Done()
 	timer := s.clock.NewTimer()
 	defer timer.Stop()
+	broke := s.clockBroke
 	for {
 		wake := s.listen(self)
 		if ctx.Err() != nil {
@@ -27,13 +28,13 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 			return
 		}
 		if !s.reserveWorker() {
-			s.sleep(ctx, wake, timer, 0)
+			s.sleep(ctx, wake, timer, 0, &broke)
 			continue
 		}
 		q, charged, at := s.pick(s.clock.Now())
 		if q == nil {
 			s.unreserveWorker()
-			s.sleep(ctx, wake, timer, at)
+			s.sleep(ctx, wake, timer, at, &broke)
 			continue
 		}
 		s.unlisten()
@@ -54,9 +55,10 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 	}
 }
 
-// sleep waits for wake, ctx, or until at (unix nanoseconds) if at is not 0.
-// It ends the listen that returned wake.
-func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer, at int64) {
+// sleep waits for wake, ctx, or until at (unix nanoseconds) if at is not 0,
+// or for *broke, which it then sets to nil (see Scheduler.clockBroke). It
+// ends the listen that returned wake.
+func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer, at int64, broke *<-chan struct{}) {
 	defer s.unlisten()
 	if at != 0 {
 		timer.Reset(time.Duration(at - s.clock.Now().UnixNano()))
@@ -66,6 +68,8 @@ func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer
 	case <-wake:
 	case <-ctx.Done():
 	case <-timer.C():
+	case <-*broke: // once: the timer moves to the system clock
+		*broke = nil
 	}
 }
 

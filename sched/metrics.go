@@ -201,12 +201,15 @@ func (s *Scheduler) metricsLoop(ctx context.Context) {
 	defer s.helpers.Done()
 	timer := s.clock.NewTimer()
 	defer timer.Stop()
+	broke := s.clockBroke
 	for {
 		timer.Reset(metricsInterval)
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C():
+		case <-broke: // once: the timer moves to the system clock
+			broke = nil
 		}
 		now := s.clock.Now()
 		s.mu.Lock()

@@ -28,7 +28,11 @@ type Scheduler struct {
 	cfg   Config
 	gov   *governor.Governor
 	clock Clock
-	log   *slog.Logger
+	// clockBroke is closed when Config.Clock breaks (see guardedClock), to
+	// wake the goroutines that wait on its timers; nil with the system
+	// clock.
+	clockBroke <-chan struct{}
+	log        *slog.Logger
 
 	// mu guards the queue registry, the lifecycle flags and the fairness
 	// fields of every queue (see pick).
@@ -122,6 +126,9 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg: cfg, gov: cfg.Governor, clock: cfg.Clock, log: cfg.Logger,
 		byName:     make(map[string]runner),
 		keeperWake: make(chan struct{}, 1),
+	}
+	if g, ok := cfg.Clock.(*guardedClock); ok {
+		s.clockBroke = g.broke
 	}
 	if s.gov == nil {
 		// Slots only: never started, the governor has no reading and
@@ -500,6 +507,7 @@ func (s *Scheduler) timekeeper(ctx context.Context) {
 	defer s.helpers.Done()
 	timer := s.clock.NewTimer()
 	defer timer.Stop()
+	broke := s.clockBroke
 	for {
 		// Publish "awake" before looking, so that a sooner time set while
 		// it looks wakes it again.
@@ -529,6 +537,8 @@ func (s *Scheduler) timekeeper(ctx context.Context) {
 			return
 		case <-s.keeperWake:
 		case <-timer.C():
+		case <-broke: // once: the timer moves to the system clock
+			broke = nil
 		}
 		timer.Stop()
 	}
