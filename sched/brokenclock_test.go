@@ -60,6 +60,17 @@ func (t *brokenTimer) C() <-chan time.Time {
 func (t *brokenTimer) Reset(d time.Duration) { t.c.check("Timer.Reset"); t.t.Reset(d) }
 func (t *brokenTimer) Stop()                 { t.c.check("Timer.Stop"); t.t.Stop() }
 
+// guarded returns an unstarted scheduler on clock, logging into log: its
+// Clock is clock, guarded.
+func guarded(t *testing.T, clock sched.Clock, log *logbuf.Buffer) *sched.Scheduler {
+	t.Helper()
+	s, err := sched.New(sched.Config{Clock: clock, Logger: log.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // A Clock that starts to panic takes nothing down: not the Add that reads
 // it, not the workers, the loops or the timekeeper. The panic is logged
 // once, and jobs added then, delayed ones too, run on the system clock's
@@ -116,10 +127,7 @@ func TestATimerOfABrokenClockFiresOnTime(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		clock := new(brokenClock)
-		s, err := sched.New(sched.Config{Clock: clock, Logger: new(logbuf.Buffer).Logger()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := guarded(t, clock, new(logbuf.Buffer))
 		armed := s.Clock().NewTimer()
 		armed.Reset(2 * time.Second)
 		time.Sleep(time.Second)
@@ -180,10 +188,7 @@ func TestABrokenClockIsNotTrustedAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		for _, c := range []*brokenClock{{ahead: time.Hour}, {ahead: time.Hour, nilTimer: true}} {
 			var log logbuf.Buffer
-			s, err := sched.New(sched.Config{Clock: c, Logger: log.Logger()})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := guarded(t, c, &log)
 			if c.nilTimer {
 				tm := s.Clock().NewTimer()
 				tm.Reset(time.Second)
@@ -215,10 +220,7 @@ func TestAStoppedTimerStaysStoppedAcrossTheBreak(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		clock := new(brokenClock)
-		s, err := sched.New(sched.Config{Clock: clock, Logger: new(logbuf.Buffer).Logger()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := guarded(t, clock, new(logbuf.Buffer))
 		tm := s.Clock().NewTimer()
 		tm.Reset(time.Second)
 		tm.Stop()
