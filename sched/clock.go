@@ -108,27 +108,29 @@ func (t *guardedTimer) current() Timer {
 	return t.t
 }
 
+// do calls f with the timer to act on; if the clock's timer panics, the
+// clock is broken then, and f acts on the system timer that replaces it.
+func (t *guardedTimer) do(in string, f func(Timer)) {
+	if cur := t.current(); cur == t.sys || !t.g.try(in, func() { f(cur) }) {
+		f(t.current())
+	}
+}
+
 // C implements Timer.
 func (t *guardedTimer) C() <-chan time.Time {
 	var c <-chan time.Time
-	if cur := t.current(); cur == t.sys || !t.g.try("Timer.C", func() { c = cur.C() }) {
-		return t.current().C()
-	}
+	t.do("Timer.C", func(x Timer) { c = x.C() })
 	return c
 }
 
 // Reset implements Timer.
 func (t *guardedTimer) Reset(d time.Duration) {
 	t.due = time.Now().Add(d)
-	if cur := t.current(); cur == t.sys || !t.g.try("Timer.Reset", func() { cur.Reset(d) }) {
-		t.current().Reset(d)
-	}
+	t.do("Timer.Reset", func(x Timer) { x.Reset(d) })
 }
 
 // Stop implements Timer.
 func (t *guardedTimer) Stop() {
 	t.due = time.Time{}
-	if cur := t.current(); cur == t.sys || !t.g.try("Timer.Stop", cur.Stop) {
-		t.current().Stop()
-	}
+	t.do("Timer.Stop", Timer.Stop)
 }
