@@ -71,6 +71,16 @@ func guarded(t *testing.T, clock sched.Clock, log *logbuf.Buffer) *sched.Schedul
 	return s
 }
 
+// waitFor waits for tm to fire, which must take want from now.
+func waitFor(t *testing.T, what string, tm sched.Timer, want time.Duration) {
+	t.Helper()
+	t0 := time.Now()
+	<-tm.C()
+	if got := time.Since(t0); got != want {
+		t.Errorf("%s fired after %v, want %v", what, got, want)
+	}
+}
+
 // A Clock that starts to panic takes nothing down: not the Add that reads
 // it, not the workers, the loops or the timekeeper. The panic is logged
 // once, and jobs added then, delayed ones too, run on the system clock's
@@ -132,20 +142,12 @@ func TestATimerOfABrokenClockFiresOnTime(t *testing.T) {
 		armed.Reset(2 * time.Second)
 		time.Sleep(time.Second)
 		clock.broken.Store(true)
-		wait := func(what string, tm sched.Timer, want time.Duration) {
-			t.Helper()
-			t0 := time.Now()
-			<-tm.C()
-			if got := time.Since(t0); got != want {
-				t.Errorf("%s fired after %v, want %v", what, got, want)
-			}
-		}
-		wait("the timer armed before the break", armed, time.Second)
+		waitFor(t, "the timer armed before the break", armed, time.Second)
 		armed.Reset(3 * time.Second)
-		wait("the same timer armed again", armed, 3*time.Second)
+		waitFor(t, "the same timer armed again", armed, 3*time.Second)
 		later := s.Clock().NewTimer()
 		later.Reset(4 * time.Second)
-		wait("a timer made after the break", later, 4*time.Second)
+		waitFor(t, "a timer made after the break", later, 4*time.Second)
 		armed.Stop()
 		later.Stop()
 	})
@@ -192,11 +194,7 @@ func TestABrokenClockIsNotTrustedAgain(t *testing.T) {
 			if c.nilTimer {
 				tm := s.Clock().NewTimer()
 				tm.Reset(time.Second)
-				t0 := time.Now()
-				<-tm.C()
-				if d := time.Since(t0); d != time.Second {
-					t.Errorf("the timer made in place of a nil one fired after %v, want 1s", d)
-				}
+				waitFor(t, "the timer made in place of a nil one", tm, time.Second)
 			} else {
 				if got := s.Clock().Now(); !got.Equal(time.Now().Add(time.Hour)) {
 					t.Fatalf("before the break the clock tells %v, want its own %v", got, time.Now().Add(time.Hour))
