@@ -473,7 +473,7 @@ func (q *Queue[T, K]) outcome(c *Claim[T, K], err error, start, end time.Time) O
 	d, ok := policy.DelayAfter(c.Attempts+1, err)
 	if !ok {
 		o.Kind = OutcomeFailed
-		o.Err.Message += " (not retried: the retry policy's Delay panicked)"
+		o.Err.Message += " (not retried: the retry policy's Delay panicked or ended its goroutine)"
 		return o
 	}
 	o.Kind, o.At = OutcomeRetry, start.Add(d)

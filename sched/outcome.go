@@ -66,17 +66,15 @@ func (p *RetryPolicy) retries(attempts int) bool { return attempts-1 < p.MaxRetr
 // DelayAfter returns the delay before the retry that follows the failed
 // attempt number attempt (1 for the first run), which failed with err:
 // Base·2^(attempt−1), or what Delay returns, capped at MaxDelay and spread
-// by Jitter. It reports false if Delay panics: the scheduler then fails
-// the entry rather than guess a delay. It does not say whether a retry is
-// left (see MaxRetries).
+// by Jitter. It reports false if Delay panics or ends its goroutine
+// (runtime.Goexit): the scheduler then fails the entry rather than guess a
+// delay. Delay runs on a goroutine of its own, so that its Goexit ends
+// only that one. It does not say whether a retry is left (see MaxRetries).
 func (p *RetryPolicy) DelayAfter(attempt int, err error) (d time.Duration, ok bool) {
 	if p.Delay != nil {
-		defer func() {
-			if recover() != nil {
-				d, ok = 0, false
-			}
-		}()
-		d = max(p.Delay(attempt, err), 0)
+		if d, ok = p.callDelay(attempt, err); !ok {
+			return 0, false
+		}
 	} else {
 		base := p.Base
 		if base == 0 {
@@ -99,6 +97,21 @@ func (p *RetryPolicy) DelayAfter(attempt int, err error) (d time.Duration, ok bo
 		}
 	}
 	return d, true
+}
+
+// callDelay calls p.Delay on a goroutine of its own and reports false if
+// it panicked or ended that goroutine. Only a failed run with a Delay of
+// its own pays for the goroutine.
+func (p *RetryPolicy) callDelay(attempt int, err error) (d time.Duration, ok bool) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { _ = recover() }()
+		d = max(p.Delay(attempt, err), 0)
+		ok = true
+	}()
+	<-done
+	return d, ok
 }
 
 // The errors a handler returns say how its run ended, beyond succeeding
