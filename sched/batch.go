@@ -74,6 +74,12 @@ type batch[T any, K comparable] struct {
 	// dispatch; used what the runs took.
 	charged, used time.Duration
 	liveAt        int // index in the scheduler's live batches
+
+	// holding and result are the worker's own, for run's way out if the
+	// goroutine ends: holding says that run holds mu; result is what the
+	// run in progress ends with then.
+	holding bool
+	result  error
 }
 
 // ErrRescued is the cause with which the context of a rescued run is
@@ -82,31 +88,47 @@ var ErrRescued = errors.New("sched: run rescued after its lease lapsed")
 
 // run runs the batch's entries. Nothing new starts once the scheduler
 // stops or the queue is paused: the entries not started yet go back to
-// pending, at their places, when the scope closes. If a handler calls
-// runtime.Goexit, its entry is settled as a failure and the rest go back
-// before the goroutine ends.
+// pending, at their places, when the scope closes.
+//
+// If the goroutine ends (runtime.Goexit) before the batch is done, the
+// batch is settled on its way out and the worker replaced (see worker):
+// the running entry, if any, settles as a failure when its handler ended
+// the goroutine, with its handler's result when the handler had returned,
+// and as a rerun when a dependency ended it before (a Clock, a backend);
+// the rest go back. Every metric is called where nothing is half done, so
+// that one ending the goroutine strands nothing either.
 func (b *batch[T, K]) run() (abandoned bool) {
 	q := b.q
 	s := q.s
 	done := false
 	defer func() {
-		if !done { // runtime.Goexit in a handler
-			b.mu.Lock()
-			if b.abandoned {
-				b.mu.Unlock()
-				return
-			}
-			b.settleLocked(&b.claims[b.cur], scope.ErrGoexit, s.clock.Now())
-			b.finishLocked(scope.Failed(scope.ErrGoexit))
-			b.mu.Unlock()
-			b.recycle()
+		if done {
+			return
 		}
+		if !b.holding {
+			b.mu.Lock()
+		}
+		b.holding = false
+		if b.abandoned || b.finished {
+			b.mu.Unlock()
+			return
+		}
+		if !b.started.IsZero() {
+			b.settleLocked(&b.claims[b.cur], b.result, s.clock.Now())
+		}
+		b.finishLocked(scope.Failed(scope.ErrGoexit))
+		b.mu.Unlock()
+		b.recycle()
 	}()
+	if m := q.metrics; m != nil {
+		m.dispatched(b)
+	}
 	var now time.Time // the end of one run is the start of the next: one clock read a run
 	for i := range b.claims {
 		if now.IsZero() {
 			now = s.clock.Now()
 		}
+		b.result = errDependencyExit
 		more, started := b.start(i, now)
 		if !more {
 			break
@@ -114,29 +136,43 @@ func (b *batch[T, K]) run() (abandoned bool) {
 		if !started {
 			continue // not started: the scope's close puts it back
 		}
+		b.result = scope.ErrGoexit // what the run ends with if the handler ends the goroutine
 		err := b.call(b.ctx)
+		b.result = err
 		end := s.clock.Now()
 		now = end
 		b.mu.Lock()
+		b.holding = true
 		if b.abandoned {
+			b.holding = false
 			b.mu.Unlock()
 			done = true
 			return true // rescued: its result is ignored
 		}
 		b.settleLocked(&b.claims[i], err, end)
+		b.holding = false
 		b.mu.Unlock()
 	}
-	done = true
 	b.mu.Lock()
+	b.holding = true
 	if b.abandoned {
+		b.holding = false
 		b.mu.Unlock()
+		done = true
 		return true
 	}
 	b.finishLocked(scope.Succeeded())
+	b.holding = false
 	b.mu.Unlock()
+	done = true
 	b.recycle()
 	return false
 }
+
+// errDependencyExit is what a run ends with when a dependency of the
+// worker (a Clock, a backend) ends its goroutine before the handler is
+// called: the entry runs again, without spending an attempt.
+var errDependencyExit = Rerun(errors.New("sched: a dependency ended the worker's goroutine (runtime.Goexit) before the handler ran"))
 
 // start starts claim i and reports true, true; or false if the batch was
 // abandoned or should start nothing more; or true, false if the claim was
@@ -214,12 +250,12 @@ func (b *batch[T, K]) settleLocked(c *Claim[T, K], err error, end time.Time) {
 	}
 	d := end.Sub(b.started)
 	b.used += max(d, minRunCost)
-	if m := q.metrics; m != nil {
-		m.runEnded(b, d, o.Kind == OutcomeRetry)
-	}
 	q.running.Add(-1)
 	b.started = time.Time{}
 	b.job = Job[T, K]{}
+	if m := q.metrics; m != nil { // last: see run
+		m.runEnded(b, d, o.Kind == OutcomeRetry)
+	}
 }
 
 // settleAs settles claim c with outcome o and counts it settled.
@@ -242,6 +278,7 @@ func (b *batch[T, K]) settleAs(c *Claim[T, K], o Outcome) {
 // back to pending) and releases its permit and slot.
 func (b *batch[T, K]) finishLocked(exit scope.Exit) {
 	q := b.q
+	now := q.s.clock.Now() // first: see run
 	b.finished = true
 	_ = b.s.Close(exit)
 	if b.cancel != nil {
@@ -250,7 +287,7 @@ func (b *batch[T, K]) finishLocked(exit scope.Exit) {
 	q.inflight.Add(-int64(len(b.claims) - b.settled))
 	b.permit.Release()
 	q.s.charge(&q.queueBase, b.charged, b.used, b.settled)
-	q.window.add(q.s.clock.Now(), b.ok, b.ko)
+	q.window.add(now, b.ok, b.ko)
 	q.ended.Add(uint64(b.settled))
 	q.s.unlive(b)
 	q.s.workDone()
@@ -371,10 +408,12 @@ func (b *batch[T, K]) abandon() bool {
 func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 	q := b.q
 	s := q.s
+	now := s.clock.Now() // first: see run
 	b.abandoned = true
-	if !b.started.IsZero() {
+	var ran time.Duration // how long the running claim ran, if one did
+	wasRunning := !b.started.IsZero()
+	if wasRunning {
 		c := &b.claims[b.cur]
-		now := s.clock.Now()
 		o := Outcome{Kind: OutcomeRerun, Finished: now, Rescued: rescue}
 		if rescue && c.Rescues >= q.maxRescues {
 			poisoned = true
@@ -384,11 +423,9 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 		}
 		b.settleAs(c, o)
 		b.gone[b.cur] = true
-		b.used += max(now.Sub(b.started), minRunCost)
+		ran = now.Sub(b.started)
+		b.used += max(ran, minRunCost)
 		q.running.Add(-1)
-		if m := q.metrics; m != nil {
-			m.runEnded(b, now.Sub(b.started), false)
-		}
 		b.started = time.Time{}
 	}
 	if b.cancel != nil {
@@ -396,6 +433,9 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 	}
 	b.finishLocked(scope.Failed(ErrRescued))
 	s.handOver()
+	if m := q.metrics; m != nil && wasRunning { // last: see run
+		m.runEnded(b, ran, false)
+	}
 	return poisoned
 }
 

@@ -2,6 +2,9 @@ package sched_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,15 +20,25 @@ import (
 // NewTimer and its timers' methods all panic. Its variants: ahead, added
 // to the time it tells; once, which makes only its next Now panic; stuck,
 // whose timers never fire; and nilTimer, whose NewTimer returns nil.
+//
+// Armed with exitAt = k, its k-th call from then on ends the calling
+// goroutine (runtime.Goexit) instead, whichever goroutine and method it is.
 type brokenClock struct {
 	broken, once    atomic.Bool
 	ahead           time.Duration
 	stuck, nilTimer bool
+
+	exitAt, calls atomic.Int64
+	exitIn        atomic.Value // the method whose call ended its goroutine
 }
 
 func (c *brokenClock) check(in string) {
 	if c.broken.Load() || (in == "Now" && c.once.CompareAndSwap(true, false)) {
 		panic("clock bug in " + in)
+	}
+	if k := c.exitAt.Load(); k > 0 && c.calls.Add(1) == k {
+		c.exitIn.Store(in)
+		runtime.Goexit()
 	}
 }
 
@@ -231,4 +244,77 @@ func TestAStoppedTimerStaysStoppedAcrossTheBreak(t *testing.T) {
 		default:
 		}
 	})
+}
+
+// A Clock that ends the goroutine that calls it (runtime.Goexit), which no
+// deferred call can stop, strands nothing, whichever of the scheduler's
+// goroutines it ends: a scheduling loop (holding a reserved worker, a
+// permit), a worker (between runs, or with a run in progress), the
+// timekeeper, or an Add. The goroutine is replaced, the clock counts as
+// broken from then on, every accepted job runs once, delayed ones too,
+// nothing stays claimed, and Stop returns with no goroutine left
+// (synctest.Test fails if one is). The sweep ends the k-th call of the
+// clock after the adds begin, for every k up to the calls it gets.
+func TestAClockThatEndsItsGoroutineStrandsNothing(t *testing.T) {
+	t.Parallel()
+	for k := int64(1); ; k++ {
+		var calls int64
+		t.Run(fmt.Sprint(k), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var log logbuf.Buffer
+				clock := new(brokenClock)
+				s, err := sched.New(sched.Config{Workers: 2, Loops: 1, Clock: clock, Logger: log.Logger()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var runs atomic.Int64
+				q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+					runs.Add(1)
+					if j.Payload%5 == 0 && j.Attempt == 1 {
+						return errors.New("fails once")
+					}
+					return nil
+				}, Retry: &sched.RetryPolicy{MaxRetries: 1, Base: time.Second}, BatchSize: 4})
+				if err := s.Start(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				synctest.Wait()
+				clock.exitAt.Store(k)
+				var accepted, fails atomic.Int64
+				for i := range 20 {
+					// Each add on a goroutine of its own, which the clock
+					// may end before the entry is stored.
+					go func() {
+						var opts []sched.AddOption
+						if i%3 == 0 {
+							opts = append(opts, sched.After(time.Second))
+						}
+						if _, ok, err := q.Add(context.Background(), i, opts...); err == nil && ok {
+							accepted.Add(1)
+							if i%5 == 0 {
+								fails.Add(1)
+							}
+						}
+					}()
+				}
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				calls = clock.calls.Load()
+				clock.exitAt.Store(0)
+				c := must.Counts(t, q)
+				if want := accepted.Load() + fails.Load(); runs.Load() != want || c.Live() != 0 {
+					t.Errorf("%d runs, counts %+v; want %d runs of the %d accepted jobs and nothing live", runs.Load(), c, want, accepted.Load())
+				}
+				if k <= calls && !strings.Contains(log.String(), "runtime.Goexit") {
+					t.Errorf("the clock ended a goroutine in %v, and the log does not say so:\n%s", clock.exitIn.Load(), log.String())
+				}
+				if err := s.Stop(context.Background()); err != nil {
+					t.Error(err)
+				}
+			})
+		})
+		if k > calls || t.Failed() {
+			break
+		}
+	}
 }

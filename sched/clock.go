@@ -39,14 +39,19 @@ func (g *guardedClock) fail(in string, what any) {
 }
 
 // try calls f, and reports false if it panicked: the clock is broken then.
+// If f ends the goroutine (runtime.Goexit), which no deferred call can
+// stop, the clock is broken too, so that the goroutine that replaces this
+// one (see Scheduler.loop and batch.run) is not ended by it again.
 func (g *guardedClock) try(in string, f func()) (ok bool) {
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
+		if v := recover(); v != nil || !returned {
 			ok = false
-			g.fail(in, v)
+			g.fail(in, exitValue(v))
 		}
 	}()
 	f()
+	returned = true
 	return true
 }
 

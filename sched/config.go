@@ -41,9 +41,10 @@ type Config struct {
 
 	// Clock tells the time and makes timers. Defaults to the system clock
 	// (which testing/synctest fakes inside a bubble). A Clock that panics,
-	// or whose timer does (or whose NewTimer returns nil), takes nothing
-	// down: the panic is logged with its stack, and from then on the
-	// scheduler uses the system clock. Its goroutines that wait on a timer
+	// or whose timer does (or whose NewTimer returns nil), or that ends
+	// the goroutine calling it (runtime.Goexit), takes nothing down: the
+	// fault is logged with its stack, and from then on the scheduler uses
+	// the system clock (see "Faults" in the package doc). Its goroutines that wait on a timer
 	// of the broken clock wake and re-arm on the system clock; a timer of
 	// Scheduler.Clock used elsewhere (recovery's reaper) moves at its next
 	// Reset, Stop or C.

@@ -3,6 +3,8 @@ package sched_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -47,4 +49,78 @@ func TestGoexitInDelayFailsTheEntry(t *testing.T) {
 			t.Errorf("counts %+v, want nothing live", c)
 		}
 	})
+}
+
+// goexiting is a metrics provider whose metric named which ends its
+// goroutine (runtime.Goexit) once armed.
+type goexiting struct {
+	which string
+	armed atomic.Bool
+	exits atomic.Int64
+}
+
+func (g *goexiting) metric(name string) *goexitMetric { return &goexitMetric{g, name} }
+
+func (g *goexiting) NewDepthMetric(string) sched.GaugeMetric            { return g.metric("depth") }
+func (g *goexiting) NewAddsMetric(string) sched.CounterMetric           { return g.metric("adds") }
+func (g *goexiting) NewLatencyMetric(string) sched.HistogramMetric      { return g.metric("latency") }
+func (g *goexiting) NewWorkDurationMetric(string) sched.HistogramMetric { return g.metric("duration") }
+func (g *goexiting) NewUnfinishedWorkSecondsMetric(string) sched.SettableGaugeMetric {
+	return g.metric("unfinished")
+}
+func (g *goexiting) NewLongestRunningProcessorSecondsMetric(string) sched.SettableGaugeMetric {
+	return g.metric("longest")
+}
+func (g *goexiting) NewRetriesMetric(string) sched.CounterMetric { return g.metric("retries") }
+
+type goexitMetric struct {
+	g    *goexiting
+	name string
+}
+
+func (m *goexitMetric) hit() {
+	if m.name == m.g.which && m.g.armed.Load() {
+		m.g.exits.Add(1)
+		runtime.Goexit()
+	}
+}
+func (m *goexitMetric) Inc()            { m.hit() }
+func (m *goexitMetric) Dec()            { m.hit() }
+func (m *goexitMetric) Set(float64)     { m.hit() }
+func (m *goexitMetric) Observe(float64) { m.hit() }
+
+// A metric that ends its goroutine (runtime.Goexit) takes nothing down,
+// whichever goroutine calls it: an Add (after the entry is stored), a
+// worker as a batch starts or a run ends, or the gauges' loop. The queue's
+// metrics go off, every job runs once, nothing stays claimed, and Stop
+// returns with no goroutine left behind (goleak, in TestMain).
+func TestGoexitInMetricsIsContained(t *testing.T) {
+	t.Parallel()
+	for _, which := range []string{"adds", "latency", "duration", "unfinished"} {
+		t.Run(which, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := &goexiting{which: which}
+				s := newScheduler(t, sched.Config{Workers: 2, Metrics: p, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				var runs atomic.Int64
+				q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+					runs.Add(1)
+					time.Sleep(time.Second) // a run in progress for the gauges' loop to see
+					return nil
+				}})
+				must.Add(t, q, 0)
+				synctest.Wait()
+				p.armed.Store(true)
+				for i := 1; i <= 20; i++ {
+					// The adds metric ends the goroutine of the Add: after
+					// the entry is stored.
+					go q.Add(context.Background(), i)
+				}
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				if c := must.Counts(t, q); runs.Load() != 21 || c.Live() != 0 || p.exits.Load() != 1 {
+					t.Errorf("%d runs after %d exits, counts %+v; want 21 runs after one exit and nothing live", runs.Load(), p.exits.Load(), c)
+				}
+			})
+		})
+	}
 }

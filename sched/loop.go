@@ -15,51 +15,100 @@ import (
 // queue, asks the governor for a permit charged to the queue's name, takes
 // a batch and hands it to the worker. With nothing to do it waits for a
 // wakeup, the time the next entry is due or a rate limit refills, or ctx;
-// it never polls.
+// it never polls. If a dependency ends its goroutine (runtime.Goexit in a
+// Clock or a backend), what the loop held in that step is given back and a
+// new loop takes its place.
 func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
-	defer s.loops.Done()
+	var st loopStep
+	normal := false
+	defer func() {
+		if normal {
+			s.loops.Done()
+			return
+		}
+		st.undo(s)
+		go s.loop(ctx, self) // in this one's place: s.loops does not change
+	}()
 	timer := s.clock.NewTimer()
 	defer timer.Stop()
 	broke := s.clockBroke
 	for {
 		wake := s.listen(self)
+		st.listening = true
 		if ctx.Err() != nil {
 			s.unlisten()
+			normal = true
 			return
 		}
 		if !s.reserveWorker() {
 			s.sleep(ctx, wake, timer, 0, &broke)
+			st.unlisten(s)
 			continue
 		}
+		st.reserved = true
 		q, charged, at := s.pick(s.clock.Now())
 		if q == nil {
-			s.unreserveWorker()
+			st.unreserve(s)
 			s.sleep(ctx, wake, timer, at, &broke)
+			st.unlisten(s)
 			continue
 		}
-		s.unlisten()
+		st.q, st.charged = q, charged
+		st.unlisten(s)
 		permit, err := s.admit(ctx, q)
 		if err != nil {
-			s.unreserveWorker()
-			s.charge(q.base(), charged, 0, 0)
+			st.undo(s)
 			continue
 		}
+		st.permit = permit
 		w := s.dispatch(ctx, q, permit, charged)
 		if w == nil {
-			permit.Release()
-			s.unreserveWorker()
-			s.charge(q.base(), charged, 0, 0)
+			st.undo(s)
 			continue
 		}
+		st = loopStep{}
 		s.workCh <- w // a worker is reserved: it takes it at once
 	}
 }
 
+// loopStep is what a scheduling loop holds in the step it is in, so that
+// it can be given back: when the step ends without a batch, or when the
+// loop's goroutine ends in the middle of it.
+type loopStep struct {
+	listening, reserved bool
+	q                   runner // picked, and charged charged
+	charged             time.Duration
+	permit              governor.Permit
+}
+
+func (st *loopStep) unlisten(s *Scheduler) {
+	if st.listening {
+		s.unlisten()
+		st.listening = false
+	}
+}
+
+func (st *loopStep) unreserve(s *Scheduler) {
+	if st.reserved {
+		s.unreserveWorker()
+		st.reserved = false
+	}
+}
+
+// undo gives back what the step holds.
+func (st *loopStep) undo(s *Scheduler) {
+	st.unlisten(s)
+	st.permit.Release()
+	st.unreserve(s)
+	if st.q != nil {
+		s.charge(st.q.base(), st.charged, 0, 0)
+	}
+	*st = loopStep{}
+}
+
 // sleep waits for wake, ctx, or until at (unix nanoseconds) if at is not 0,
-// or for *broke, which it then sets to nil (see Scheduler.clockBroke). It
-// ends the listen that returned wake.
+// or for *broke, which it then sets to nil (see Scheduler.clockBroke).
 func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer, at int64, broke *<-chan struct{}) {
-	defer s.unlisten()
 	if at != 0 {
 		timer.Reset(time.Duration(at - s.clock.Now().UnixNano()))
 		defer timer.Stop()
@@ -204,13 +253,27 @@ func (s *Scheduler) charge(q *queueBase, charged, used time.Duration, runs int) 
 // dispatch calls q's dispatch, containing a panic of its backend: it is
 // logged, the queue is skipped for a second, and nothing is dispatched.
 func (s *Scheduler) dispatch(ctx context.Context, q runner, permit governor.Permit, charged time.Duration) (w work) {
+	now := s.clock.Now()
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
-			s.contain(q.base(), "backend panicked in Take", v)
+		if v := recover(); v != nil || !returned {
+			s.contain(q.base(), "backend panicked in Take", exitValue(v))
 			w = nil
 		}
 	}()
-	return q.dispatch(ctx, s.clock.Now(), permit, charged)
+	w = q.dispatch(ctx, now, permit, charged)
+	returned = true
+	return w
+}
+
+// exitValue is v, the value recovered by a deferred call that found its
+// function had not returned; or, if v is nil, what ended the goroutine
+// instead of a panic: runtime.Goexit.
+func exitValue(v any) any {
+	if v == nil {
+		return "runtime.Goexit"
+	}
+	return v
 }
 
 // contain logs a panic of a queue's backend and skips the queue for a

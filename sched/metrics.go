@@ -18,8 +18,9 @@ import (
 // running-time gauges are samples, taken twice a second while the
 // scheduler runs; the others move with each event. A provider that panics
 // or returns a nil metric makes NewQueue fail with ErrInvalid; a metric
-// that panics later switches its queue's metrics off, with one error
-// logged, and the jobs run on.
+// that panics later, or ends the goroutine calling it (runtime.Goexit),
+// switches its queue's metrics off, with one error logged, and the jobs
+// run on (see "Faults" in the package doc).
 type MetricsProvider interface {
 	// NewDepthMetric counts the entries ready to run (pending).
 	NewDepthMetric(name string) GaugeMetric
@@ -112,14 +113,23 @@ func newQueueMetrics(p MetricsProvider, name string, log *slog.Logger) (m *queue
 	return m, nil
 }
 
-// guard, deferred by every method that calls a metric, turns a panic of
-// the provider's metric into switching the queue's metrics off: a faulty
-// metric never takes a worker, a loop or an Add down with it.
-func (m *queueMetrics) guard() {
-	if r := recover(); r != nil {
-		if m.off.CompareAndSwap(false, true) {
-			m.log.Error("sched: a metric panicked; the queue's metrics are off", slog.String("queue", m.name), slog.Any("panic", r))
-		}
+// guard, deferred by every method that calls a metric with the address of
+// a flag the method sets once the metrics returned, turns a panic of the
+// provider's metric, or its ending the goroutine (runtime.Goexit, which
+// leaves the flag unset), into switching the queue's metrics off: a faulty
+// metric never takes a worker, a loop or an Add down with it. A goroutine
+// so ended is the caller's to make good: every metric is called where
+// nothing is half done (see batch.run).
+func (m *queueMetrics) guard(returned *bool) {
+	r := recover()
+	if r == nil && *returned {
+		return
+	}
+	if r == nil {
+		r = "runtime.Goexit"
+	}
+	if m.off.CompareAndSwap(false, true) {
+		m.log.Error("sched: a metric panicked; the queue's metrics are off", slog.String("queue", m.name), slog.Any("panic", r))
 	}
 }
 
@@ -128,8 +138,10 @@ func (m *queueMetrics) added() {
 	if m.off.Load() {
 		return
 	}
-	defer m.guard()
+	returned := false
+	defer m.guard(&returned)
 	m.adds.Inc()
+	returned = true
 }
 
 // dispatched records that batch b left its queue.
@@ -137,8 +149,10 @@ func (m *queueMetrics) dispatched(b interface{ latencies(func(time.Duration)) })
 	if m.off.Load() {
 		return
 	}
-	defer m.guard()
+	returned := false
+	defer m.guard(&returned)
 	b.latencies(func(d time.Duration) { m.latency.Observe(d.Seconds()) })
+	returned = true
 }
 
 // runStarted and runEnded track the run in progress of batch b.
@@ -155,11 +169,13 @@ func (m *queueMetrics) runEnded(b any, d time.Duration, retried bool) {
 	if m.off.Load() {
 		return
 	}
-	defer m.guard()
+	returned := false
+	defer m.guard(&returned)
 	m.duration.Observe(d.Seconds())
 	if retried {
 		m.retries.Inc()
 	}
+	returned = true
 }
 
 // update sets the gauges at now, with pending entries ready.
@@ -167,7 +183,8 @@ func (m *queueMetrics) update(now time.Time, pending int) {
 	if m.off.Load() {
 		return
 	}
-	defer m.guard()
+	returned := false
+	defer m.guard(&returned)
 	m.mu.Lock()
 	var sum, longest time.Duration
 	for _, at := range m.running {
@@ -182,6 +199,7 @@ func (m *queueMetrics) update(now time.Time, pending int) {
 	m.longest.Set(longest.Seconds())
 	if g, ok := m.depth.(SettableGaugeMetric); ok {
 		g.Set(float64(pending))
+		returned = true
 		return
 	}
 	for ; delta > 0; delta-- {
@@ -190,6 +208,7 @@ func (m *queueMetrics) update(now time.Time, pending int) {
 	for ; delta < 0; delta++ {
 		m.depth.Dec()
 	}
+	returned = true
 }
 
 // metricsInterval is how often the gauges are updated, as in client-go.
@@ -198,7 +217,8 @@ const metricsInterval = 500 * time.Millisecond
 // metricsLoop updates the gauges of every queue until ctx is done. It runs
 // only when Config.Metrics is set.
 func (s *Scheduler) metricsLoop(ctx context.Context) {
-	defer s.helpers.Done()
+	normal := false
+	defer s.respawn(&normal, s.metricsLoop, ctx)
 	timer := s.clock.NewTimer()
 	defer timer.Stop()
 	broke := s.clockBroke
@@ -206,6 +226,7 @@ func (s *Scheduler) metricsLoop(ctx context.Context) {
 		timer.Reset(metricsInterval)
 		select {
 		case <-ctx.Done():
+			normal = true
 			return
 		case <-timer.C():
 		case <-broke: // once: the timer moves to the system clock

@@ -590,12 +590,16 @@ func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit govern
 	}
 	b := q.batches.get(q)
 	sc := scope.New()
+	took := false
 	defer func() {
-		if v := recover(); v != nil {
-			// The backend panicked (see Scheduler.dispatch): whatever it
-			// claimed goes back when the scope closes.
-			_ = sc.Close(scope.Failed(fmt.Errorf("sched: backend panicked: %v", v)))
-			panic(v)
+		if v := recover(); v != nil || !took {
+			// The backend panicked or ended the goroutine (see
+			// Scheduler.dispatch): whatever it claimed goes back when the
+			// scope closes.
+			_ = sc.Close(scope.Failed(fmt.Errorf("sched: backend panicked: %v", exitValue(v))))
+			if v != nil {
+				panic(v)
+			}
 		}
 	}()
 	seen := q.notified.Load()
@@ -604,6 +608,7 @@ func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit govern
 		req.LeaseUntil = now.Add(q.lease)
 	}
 	claims, err := q.backend.Take(ctx, sc, req, b.claims[:0])
+	took = true
 	if err != nil {
 		q.s.warn("backend Take failed", q.name, err)
 	}
@@ -621,8 +626,5 @@ func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit govern
 	q.inflight.Add(int64(len(claims)))
 	b.begin(sc, claims, permit, now, charged, q.s.rescue.Load())
 	q.s.enlive(b)
-	if m := q.metrics; m != nil {
-		m.dispatched(b)
-	}
 	return b
 }

@@ -504,7 +504,8 @@ func (s *Scheduler) wakeTimekeeper(at int64) {
 // entries when they expire, sleeping on one timer until the earliest of
 // these times or until woken by a sooner one.
 func (s *Scheduler) timekeeper(ctx context.Context) {
-	defer s.helpers.Done()
+	normal := false
+	defer s.respawn(&normal, s.timekeeper, ctx)
 	timer := s.clock.NewTimer()
 	defer timer.Stop()
 	broke := s.clockBroke
@@ -534,6 +535,7 @@ func (s *Scheduler) timekeeper(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+			normal = true
 			return
 		case <-s.keeperWake:
 		case <-timer.C():
@@ -556,9 +558,10 @@ func (s *Scheduler) Logger() *slog.Logger { return s.log }
 // none). A panic of q's backend is contained: logged, and q is looked at
 // again in a second.
 func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp int64) {
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
-			s.contain(q.base(), "backend panicked in Promote or Expire", v)
+		if v := recover(); v != nil || !returned {
+			s.contain(q.base(), "backend panicked in Promote or Expire", exitValue(v))
 			due, exp = now.Add(time.Second).UnixNano(), 0
 		}
 	}()
@@ -569,7 +572,23 @@ func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp
 	if t, ok := q.expire(ctx, now); ok {
 		exp = t.UnixNano()
 	}
+	returned = true
 	return due, exp
+}
+
+// respawn is deferred by the scheduler's helper goroutines (the
+// timekeeper, the metrics loop), each of which runs f(ctx), holds nothing
+// between its steps, and sets *normal when it returns. It ends the
+// helper's count then; if a dependency ended the goroutine instead
+// (runtime.Goexit in a Clock, a backend or a metric), it starts f again in
+// its place, which the dependency, broken or switched off by then, does
+// not end again.
+func (s *Scheduler) respawn(normal *bool, f func(context.Context), ctx context.Context) {
+	if *normal {
+		s.helpers.Done()
+		return
+	}
+	go f(ctx)
 }
 
 // Queue returns the queue registered as name, with the types it was
