@@ -139,19 +139,30 @@ func (g *Governor) claim() (*permit, uint64) {
 	return r, s
 }
 
-// newPermit returns a Permit for slots already taken, charged to key.
+// newPermit returns a Permit for slots already taken, charged to key. If
+// Config.NowFunc ends the goroutine (runtime.Goexit) as the key is charged,
+// the slots go back, so that none is lost with the goroutine.
 func (g *Governor) newPermit(key string, slots int64) Permit {
 	r, s := g.claim()
 	p := Permit{p: r, state: s, slots: slots}
 	if key != "" {
+		charged := false
+		defer func() {
+			if !charged {
+				p.Release()
+			}
+		}()
 		p.acct = g.usage.acquire(key, slots)
+		charged = true
 	}
 	return p
 }
 
 // Release returns the Permit's slots, waking blocked Acquire calls they let
 // through, and charges its key with slots × the time held. Only the first
-// call on a Permit, or on any copy of it, has an effect.
+// call on a Permit, or on any copy of it, has an effect. The slots go back
+// before the key is charged, so that a Config.NowFunc that ends the
+// goroutine (runtime.Goexit) as it is read loses no slot.
 func (p Permit) Release() {
 	r := p.p
 	if r == nil {
@@ -165,10 +176,10 @@ func (p Permit) Release() {
 		if r.pooled {
 			g.pool.Put(r)
 		}
+		g.putSlots(p.slots)
 		if p.acct != nil {
 			g.usage.release(p.acct, p.slots)
 		}
-		g.putSlots(p.slots)
 		return
 	}
 	// One slot, no waiters, no watchers: the record keeps it.
@@ -176,14 +187,14 @@ func (p Permit) Release() {
 	if !r.state.CompareAndSwap(p.state, cached) {
 		return
 	}
-	if p.acct != nil {
-		g.usage.release(p.acct, 1)
-	}
 	g.markCached(r)
 	if g.gate.Load() >= gateWatch { // a waiter or watcher came meanwhile: hand the slot on
 		if r.state.CompareAndSwap(cached, cached&^permitCached) {
 			g.putSlots(1)
 		}
+	}
+	if p.acct != nil {
+		g.usage.release(p.acct, 1)
 	}
 }
 
