@@ -41,12 +41,13 @@ type Config struct {
 
 	// OnAlert, if not nil, is called with each alert, in the reaper's
 	// goroutine; it must not block for long (a panic in it is logged and
-	// the reaper goes on). Alerts are logged too.
+	// the reaper goes on; if it calls runtime.Goexit, that is logged and a
+	// new goroutine of the reaper's goes on). Alerts are logged too.
 	OnAlert func(Alert)
 
 	// Metrics, if not nil, counts rescues, poisonings and alerts by queue.
-	// A provider or counter that panics switches them off (one error is
-	// logged); the reaper goes on.
+	// A provider or counter that panics, or calls runtime.Goexit, switches
+	// them off (one error is logged); the reaper goes on.
 	Metrics MetricsProvider
 
 	// Logger receives the alerts (warnings) and rescues (info). Defaults to
@@ -245,8 +246,19 @@ func (r *Reaper) Stats() Stats {
 	return st
 }
 
+// loop looks once an Interval until ctx is done, then closes done. If
+// OnAlert, a metric or the Clock ends its goroutine (runtime.Goexit), which
+// no deferred call can stop, a new loop takes its place: it holds nothing
+// between looks, so nothing is lost but the rest of that look.
 func (r *Reaper) loop(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
+	normal := false
+	defer func() {
+		if normal {
+			close(done)
+			return
+		}
+		go r.loop(ctx, done)
+	}()
 	clock := r.s.Clock()
 	timer := clock.NewTimer()
 	defer timer.Stop()
@@ -254,6 +266,7 @@ func (r *Reaper) loop(ctx context.Context, done chan<- struct{}) {
 		timer.Reset(r.cfg.Interval)
 		select {
 		case <-ctx.Done():
+			normal = true
 			return
 		case <-timer.C():
 		}
@@ -362,32 +375,45 @@ func (r *Reaper) alert(a Alert) {
 }
 
 // hook calls OnAlert, logging a panic of it rather than letting it end the
-// reaper, or the process.
+// reaper, or the process; and logging its runtime.Goexit, after which a new
+// loop goes on (see loop).
 func (r *Reaper) hook(a Alert) {
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
+		switch v := recover(); {
+		case v != nil:
 			r.cfg.Logger.Error("recovery: OnAlert panicked", slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+		case !returned:
+			r.cfg.Logger.Error("recovery: OnAlert called runtime.Goexit; the reaper goes on in a new goroutine", slog.String("stack", string(debug.Stack())))
 		}
 	}()
 	r.cfg.OnAlert(a)
+	returned = true
 }
 
 // count increments the counter that pick selects among queue's metrics. A
-// provider or a metric that panics switches the reaper's metrics off, with
+// provider or a metric that panics or calls runtime.Goexit (see loop)
+// switches the reaper's metrics off, with
 // one error logged: it never ends the reaper or the process. A nil metric
 // is skipped.
 func (r *Reaper) count(queue string, pick func(*queueMetrics) sched.CounterMetric) {
 	if r.cfg.Metrics == nil || r.metricsOff.Load() {
 		return
 	}
+	returned := false
 	defer func() {
-		if v := recover(); v != nil && r.metricsOff.CompareAndSwap(false, true) {
+		v := recover()
+		if v == nil && !returned {
+			v = "runtime.Goexit"
+		}
+		if v != nil && r.metricsOff.CompareAndSwap(false, true) {
 			r.cfg.Logger.Error("recovery: a metric panicked; the reaper's metrics are off", slog.Any("panic", v))
 		}
 	}()
 	if c := pick(r.metricsOf(queue)); c != nil {
 		c.Inc()
 	}
+	returned = true
 }
 
 // metricsOf returns queue's metrics, made at the first use.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/jobkit/jobkit/internal/logbuf"
 	"github.com/jobkit/jobkit/recovery"
 	"github.com/jobkit/jobkit/sched"
 )
@@ -448,35 +451,46 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
-// A panicking alert hook is logged; the reaper goes on rescuing.
+// An alert hook that panics, or calls runtime.Goexit, is logged; the
+// reaper goes on raising alerts, and stops when asked.
 func TestPanickingAlertHook(t *testing.T) {
 	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		g := newRig(t, 2, recovery.Config{TakenThreshold: 1})
-		var calls atomic.Int64
-		hooked, err := recovery.New(g.s, recovery.Config{Interval: interval, Grace: grace, TakenThreshold: 1, Logger: quiet,
-			OnAlert: func(recovery.Alert) { calls.Add(1); panic("hook bug") }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := context.Background()
-		if err := hooked.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer hooked.Stop(ctx)
-		q := queue[int](g, "q", sched.QueueConfig[int, int]{
-			Retry: &sched.RetryPolicy{MaxRetries: 5, Base: time.Millisecond},
-			Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
-				time.Sleep(70 * time.Millisecond)
-				return errors.New("again")
-			}})
-		add(t, q, 1)
-		time.Sleep(2 * time.Second)
-		synctest.Wait()
-		if calls.Load() < 2 {
-			t.Errorf("the hook was called %d times, want the reaper to go on after its panic", calls.Load())
-		}
-	})
+	for name, fault := range map[string]func(){"panic": func() { panic("hook bug") }, "Goexit": runtime.Goexit} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := newRig(t, 2, recovery.Config{TakenThreshold: 1})
+				var calls atomic.Int64
+				var log logbuf.Buffer
+				hooked, err := recovery.New(g.s, recovery.Config{Interval: interval, Grace: grace, TakenThreshold: 1, Logger: log.Logger(),
+					OnAlert: func(recovery.Alert) { calls.Add(1); fault() }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := context.Background()
+				if err := hooked.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				q := queue[int](g, "q", sched.QueueConfig[int, int]{
+					Retry: &sched.RetryPolicy{MaxRetries: 5, Base: time.Millisecond},
+					Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+						time.Sleep(70 * time.Millisecond)
+						return errors.New("again")
+					}})
+				add(t, q, 1)
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				if calls.Load() < 2 {
+					t.Errorf("the hook was called %d times, want the reaper to go on after its %s", calls.Load(), name)
+				}
+				if !strings.Contains(log.String(), "OnAlert "+map[string]string{"panic": "panicked", "Goexit": "called runtime.Goexit"}[name]) {
+					t.Errorf("the hook's %s is not logged:\n%s", name, log.String())
+				}
+				if err := hooked.Stop(ctx); err != nil {
+					t.Error(err)
+				}
+			})
+		})
+	}
 }
 
 // Stopping the reaper from its own alert hook does not deadlock.
@@ -514,33 +528,39 @@ func TestStopFromTheAlertHook(t *testing.T) {
 }
 
 // badMetrics is a recovery.MetricsProvider whose constructors panic, or
-// whose counters do.
-type badMetrics struct{ inNew bool }
+// whose counters do, or whose counters call runtime.Goexit.
+type badMetrics struct{ inNew, goexit bool }
 
-type panickingCounter struct{}
+type panickingCounter struct{ goexit bool }
 
-func (panickingCounter) Inc() { panic("counter bug") }
+func (c panickingCounter) Inc() {
+	if c.goexit {
+		runtime.Goexit()
+	}
+	panic("counter bug")
+}
 
 func (b badMetrics) counter() sched.CounterMetric {
 	if b.inNew {
 		panic("provider bug")
 	}
-	return panickingCounter{}
+	return panickingCounter{b.goexit}
 }
 func (b badMetrics) NewRescuesMetric(string) sched.CounterMetric  { return b.counter() }
 func (b badMetrics) NewPoisonedMetric(string) sched.CounterMetric { return b.counter() }
 func (b badMetrics) NewAlertsMetric(string) sched.CounterMetric   { return b.counter() }
 
-// A metrics provider or counter that panics never ends the reaper: the
-// rescue happens, the rerun runs, the alert hook is still called.
+// A metrics provider or counter that panics, or a counter that calls
+// runtime.Goexit, never ends the reaper: the first rescue happens, and
+// the second, after the metric failed; then the rerun runs.
 func TestPanickingMetricsDoNotEndTheReaper(t *testing.T) {
 	t.Parallel()
-	for _, inNew := range []bool{true, false} {
+	for _, bad := range []badMetrics{{inNew: true}, {}, {goexit: true}} {
 		synctest.Test(t, func(t *testing.T) {
-			g := newRig(t, 2, recovery.Config{Metrics: badMetrics{inNew: inNew}, TakenThreshold: 1})
+			g := newRig(t, 2, recovery.Config{Metrics: bad, TakenThreshold: 1})
 			var runs atomic.Int64
 			q := queue[int](g, "q", sched.QueueConfig[int, int]{Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
-				if runs.Add(1) == 1 {
+				if runs.Add(1) <= 2 {
 					g.hang()
 				}
 				return nil
@@ -548,11 +568,11 @@ func TestPanickingMetricsDoNotEndTheReaper(t *testing.T) {
 			id := add(t, q, 1)
 			time.Sleep(10 * time.Second)
 			synctest.Wait()
-			if e := get(t, q, id); e.State != sched.StateSucceeded || e.Rescues != 1 {
-				t.Errorf("entry %v with %d rescues, want succeeded after one rescue", e.State, e.Rescues)
+			if e := get(t, q, id); e.State != sched.StateSucceeded || e.Rescues != 2 {
+				t.Errorf("entry %v with %d rescues, want succeeded after two rescues", e.State, e.Rescues)
 			}
-			if st := g.r.Stats(); st.Rescued != 1 {
-				t.Errorf("stats %+v, want one rescue", st)
+			if st := g.r.Stats(); st.Rescued != 2 {
+				t.Errorf("stats %+v, want two rescues", st)
 			}
 		})
 	}
