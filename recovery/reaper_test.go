@@ -451,6 +451,19 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
+// addRetried adds to a new queue of g a job whose runs take 70 ms and
+// fail, retried after 1 ms up to five times: taken more than once, it
+// raises the alerts of a TakenThreshold of 1.
+func addRetried(g *rig) {
+	q := queue[int](g, "q", sched.QueueConfig[int, int]{
+		Retry: &sched.RetryPolicy{MaxRetries: 5, Base: time.Millisecond},
+		Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+			time.Sleep(70 * time.Millisecond)
+			return errors.New("again")
+		}})
+	add(g.t, q, 1)
+}
+
 // An alert hook that panics, or calls runtime.Goexit, is logged; the
 // reaper goes on raising alerts, and stops when asked.
 func TestPanickingAlertHook(t *testing.T) {
@@ -470,13 +483,7 @@ func TestPanickingAlertHook(t *testing.T) {
 				if err := hooked.Start(ctx); err != nil {
 					t.Fatal(err)
 				}
-				q := queue[int](g, "q", sched.QueueConfig[int, int]{
-					Retry: &sched.RetryPolicy{MaxRetries: 5, Base: time.Millisecond},
-					Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
-						time.Sleep(70 * time.Millisecond)
-						return errors.New("again")
-					}})
-				add(t, q, 1)
+				addRetried(g)
 				time.Sleep(2 * time.Second)
 				synctest.Wait()
 				if calls.Load() < 2 {
@@ -513,13 +520,7 @@ func TestStopFromTheAlertHook(t *testing.T) {
 		if err := r.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		q := queue[int](g, "q", sched.QueueConfig[int, int]{
-			Retry: &sched.RetryPolicy{MaxRetries: 5, Base: time.Millisecond},
-			Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
-				time.Sleep(70 * time.Millisecond)
-				return errors.New("again")
-			}})
-		add(t, q, 1)
+		addRetried(g)
 		if err := <-stopped; err != nil {
 			t.Errorf("Stop from OnAlert = %v", err)
 		}

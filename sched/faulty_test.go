@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -58,17 +59,21 @@ func TestPanickingBackendIsContained(t *testing.T) {
 	})
 }
 
-// panicky is a metrics provider whose metrics panic once armed, and whose
-// constructors panic or return nil if told to.
+// panicky is a metrics provider whose metrics panic once armed (or call
+// fault instead, if it is set; only the metric named which, if it is
+// set), and whose constructors panic or return nil if told to.
 type panicky struct {
 	armed   atomic.Bool
 	newMode string // "panic" or "nil" makes NewAddsMetric panic or return nil
+	which   string // "adds", "latency", "duration", "unfinished", …
+	fault   func()
 	calls   atomic.Int64
+	faults  atomic.Int64
 }
 
-func (p *panicky) metric() *panickyMetric { return &panickyMetric{p} }
+func (p *panicky) metric(name string) *panickyMetric { return &panickyMetric{p, name} }
 
-func (p *panicky) NewDepthMetric(string) sched.GaugeMetric { return p.metric() }
+func (p *panicky) NewDepthMetric(string) sched.GaugeMetric { return p.metric("depth") }
 func (p *panicky) NewAddsMetric(string) sched.CounterMetric {
 	switch p.newMode {
 	case "panic":
@@ -76,25 +81,35 @@ func (p *panicky) NewAddsMetric(string) sched.CounterMetric {
 	case "nil":
 		return nil
 	}
-	return p.metric()
+	return p.metric("adds")
 }
-func (p *panicky) NewLatencyMetric(string) sched.HistogramMetric      { return p.metric() }
-func (p *panicky) NewWorkDurationMetric(string) sched.HistogramMetric { return p.metric() }
+func (p *panicky) NewLatencyMetric(string) sched.HistogramMetric { return p.metric("latency") }
+func (p *panicky) NewWorkDurationMetric(string) sched.HistogramMetric {
+	return p.metric("duration")
+}
 func (p *panicky) NewUnfinishedWorkSecondsMetric(string) sched.SettableGaugeMetric {
-	return p.metric()
+	return p.metric("unfinished")
 }
 func (p *panicky) NewLongestRunningProcessorSecondsMetric(string) sched.SettableGaugeMetric {
-	return p.metric()
+	return p.metric("longest")
 }
-func (p *panicky) NewRetriesMetric(string) sched.CounterMetric { return p.metric() }
+func (p *panicky) NewRetriesMetric(string) sched.CounterMetric { return p.metric("retries") }
 
-type panickyMetric struct{ p *panicky }
+type panickyMetric struct {
+	p    *panicky
+	name string
+}
 
 func (m *panickyMetric) hit() {
 	m.p.calls.Add(1)
-	if m.p.armed.Load() {
-		panic("metric bug")
+	if !m.p.armed.Load() || (m.p.which != "" && m.name != m.p.which) {
+		return
 	}
+	m.p.faults.Add(1)
+	if m.p.fault != nil {
+		m.p.fault()
+	}
+	panic("metric bug")
 }
 func (m *panickyMetric) Inc()            { m.hit() }
 func (m *panickyMetric) Dec()            { m.hit() }
@@ -131,5 +146,41 @@ func TestPanickingMetricsAreContained(t *testing.T) {
 	}
 	if c := must.Counts(t, q); c.Added != 21 {
 		t.Errorf("counts %+v, want 21 added", c)
+	}
+}
+
+// A metric that ends its goroutine (runtime.Goexit) takes nothing down,
+// whichever goroutine calls it: an Add (after the entry is stored), a
+// worker as a batch starts or a run ends, or the gauges' loop. The queue's
+// metrics go off, every job runs once, nothing stays claimed, and Stop
+// returns with no goroutine left behind (goleak, in TestMain).
+func TestGoexitInMetricsIsContained(t *testing.T) {
+	t.Parallel()
+	for _, which := range []string{"adds", "latency", "duration", "unfinished"} {
+		t.Run(which, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := &panicky{which: which, fault: runtime.Goexit}
+				s := newScheduler(t, sched.Config{Workers: 2, Metrics: p, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				var runs atomic.Int64
+				q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+					runs.Add(1)
+					time.Sleep(time.Second) // a run in progress for the gauges' loop to see
+					return nil
+				}})
+				must.Add(t, q, 0)
+				synctest.Wait()
+				p.armed.Store(true)
+				for i := 1; i <= 20; i++ {
+					// The adds metric ends the goroutine of the Add: after
+					// the entry is stored.
+					go q.Add(context.Background(), i)
+				}
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				if c := must.Counts(t, q); runs.Load() != 21 || c.Live() != 0 || p.faults.Load() != 1 {
+					t.Errorf("%d runs after %d exits, counts %+v; want 21 runs after one exit and nothing live", runs.Load(), p.faults.Load(), c)
+				}
+			})
+		})
 	}
 }

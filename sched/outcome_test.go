@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -284,32 +285,41 @@ func TestRetentionExpiresAtTheTTL(t *testing.T) {
 	})
 }
 
-// A retry policy whose Delay panics does not crash a worker: the entry
-// fails, saying why, and the queue goes on.
+// A retry policy whose Delay panics, or ends its goroutine
+// (runtime.Goexit), does not crash or strand a worker: the entry fails,
+// saying why, nothing stays live, and the queue goes on.
 func TestPanickingDelayFailsTheEntry(t *testing.T) {
 	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		s := newScheduler(t, sched.Config{Workers: 1})
-		var runs atomic.Int64
-		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
-			Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
-				runs.Add(1)
-				if j.Payload == 1 {
-					return errors.New("fails")
+	for name, fault := range map[string]func(){"panic": func() { panic("bad delay") }, "Goexit": runtime.Goexit} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := newScheduler(t, sched.Config{Workers: 1})
+				var runs atomic.Int64
+				q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+					Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+						runs.Add(1)
+						if j.Payload == 1 {
+							return errors.New("fails")
+						}
+						return nil
+					},
+					Retention: &sched.Retention{Failed: time.Hour, MaxFailed: 10, Succeeded: time.Hour, MaxSucceeded: 10},
+					Retry: &sched.RetryPolicy{MaxRetries: 3, Delay: func(int, error) time.Duration {
+						fault()
+						return time.Second
+					}},
+				})
+				id := must.Add(t, q, 1)
+				must.Add(t, q, 2)
+				synctest.Wait()
+				e, err := q.Get(context.Background(), id)
+				if err != nil || e.State != sched.StateFailed || runs.Load() != 2 || !strings.Contains(e.Errors[0].Message, "Delay panicked or ended its goroutine") {
+					t.Errorf("entry %+v, %v after %d runs; want failed, saying the Delay failed, and the other run", e, err, runs.Load())
 				}
-				return nil
-			},
-			Retention: &sched.Retention{Failed: time.Hour, MaxFailed: 10, Succeeded: time.Hour, MaxSucceeded: 10},
-			Retry: &sched.RetryPolicy{MaxRetries: 3, Delay: func(int, error) time.Duration {
-				panic("bad delay")
-			}},
+				if c := must.Counts(t, q); c.Live() != 0 {
+					t.Errorf("counts %+v, want nothing live", c)
+				}
+			})
 		})
-		id := must.Add(t, q, 1)
-		must.Add(t, q, 2)
-		synctest.Wait()
-		e, err := q.Get(context.Background(), id)
-		if err != nil || e.State != sched.StateFailed || runs.Load() != 2 || !strings.Contains(e.Errors[0].Message, "Delay panicked") {
-			t.Errorf("entry %+v, %v after %d runs; want failed, saying the Delay panicked, and the other run", e, err, runs.Load())
-		}
-	})
+	}
 }
