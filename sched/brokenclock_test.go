@@ -21,8 +21,9 @@ import (
 // to the time it tells; once, which makes only its next Now panic; stuck,
 // whose timers never fire; and nilTimer, whose NewTimer returns nil.
 //
-// Armed with exitAt = k, its k-th call from then on ends the calling
-// goroutine (runtime.Goexit) instead, whichever goroutine and method it is.
+// Armed with exitAt = k, its k-th call from then on calls fault (if set)
+// or ends the calling goroutine (runtime.Goexit), whichever goroutine and
+// method it is.
 type brokenClock struct {
 	broken, once    atomic.Bool
 	ahead           time.Duration
@@ -30,6 +31,7 @@ type brokenClock struct {
 
 	exitAt, calls atomic.Int64
 	exitIn        atomic.Value // the method whose call ended its goroutine
+	fault         func()
 }
 
 func (c *brokenClock) check(in string) {
@@ -38,6 +40,10 @@ func (c *brokenClock) check(in string) {
 	}
 	if k := c.exitAt.Load(); k > 0 && c.calls.Add(1) == k {
 		c.exitIn.Store(in)
+		if c.fault != nil {
+			c.fault()
+			return
+		}
 		runtime.Goexit()
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -225,9 +224,12 @@ func (s *Scheduler) Start(ctx context.Context) error {
 
 // Stop stops the scheduler and drains it: nothing new starts, and Stop
 // waits until the running handlers have returned; entries not started yet
-// go back to pending, delayed entries stay delayed. A Stop called by a
-// handler does not wait for the handlers (it would wait for itself): it
-// stops the scheduler and returns. It returns ctx's error
+// go back to pending, delayed entries stay delayed. A Stop called on one
+// of a scheduler's own goroutines (by a handler, or by a retry policy's
+// Delay, a metric, a Clock or a backend it calls) does not wait (it would
+// wait for itself, or for another Stop that waits for it): it stops the
+// scheduler and returns, and a goroutine of its own drains it, which a
+// later Stop waits for. It returns ctx's error
 // if ctx is done first (the handlers go on, and a later Stop waits again).
 // After Stop, Add returns ErrStopped. Stop is idempotent and safe without
 // Start; it returns an error wrapping ErrInvalid for a nil ctx.
@@ -251,30 +253,26 @@ func (s *Scheduler) stop(ctx context.Context, cancel bool) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalid)
 	}
+	if onOwnGoroutine() {
+		// Called by a handler, or by a dependency on one of the
+		// scheduler's goroutines: waiting would wait for itself, and
+		// another Stop may hold life while it waits for this goroutine.
+		// It stops the scheduler and returns; a goroutine of its own
+		// drains it.
+		if s.halt(cancel) {
+			go s.stop(context.Background(), cancel)
+		}
+		return nil
+	}
 	s.life.Lock()
 	defer s.life.Unlock()
-	s.mu.Lock()
-	started := s.started
-	s.stopped = true
-	s.mu.Unlock()
-	s.stopping.Store(true)
-	if cancel {
-		s.cancelled.Store(true)
-		s.cancelRun(ErrStopped)
-	}
-	s.cancelLoops(ErrStopped)
-	if !started {
+	if !s.halt(cancel) {
 		return nil
 	}
 	if err := wait(ctx, &s.loops); err != nil {
 		return err
 	}
 	s.closeWork()
-	if inHandler() {
-		// Called by a handler: waiting for the workers would wait for
-		// itself. The stop goes on without it.
-		return wait(ctx, &s.helpers)
-	}
 	if err := wait(ctx, &s.workers); err != nil {
 		if !cancel {
 			return err
@@ -326,12 +324,40 @@ func wait(ctx context.Context, wg *sync.WaitGroup) error {
 	}
 }
 
-// inHandler reports whether the calling goroutine runs a handler: whether
-// a batch's call is on its stack. It walks the stack: Stop alone asks.
-func inHandler() bool {
-	return stack.Within(func(fn string) bool {
-		return strings.HasPrefix(fn, "github.com/jobkit/jobkit/sched.(*batch[") && strings.HasSuffix(fn, "]).call")
-	})
+// halt is the part of a stop that does not wait: nothing new starts, Add
+// fails, the loops and helpers are told to end, and with cancel the
+// handlers' context is cancelled. It reports whether the scheduler had
+// started, and so has goroutines to wait for.
+func (s *Scheduler) halt(cancel bool) (started bool) {
+	s.mu.Lock()
+	started = s.started
+	s.stopped = true
+	s.mu.Unlock()
+	s.stopping.Store(true)
+	if cancel {
+		s.cancelled.Store(true)
+		s.cancelRun(ErrStopped)
+	}
+	s.cancelLoops(ErrStopped)
+	return started
+}
+
+// ownGoroutines are the functions at the root of the scheduler's
+// goroutines: the workers (and the handlers they call), the loops, the
+// helpers, and the goroutine a worker waits on for a retry policy's Delay.
+var ownGoroutines = map[string]bool{
+	"github.com/jobkit/jobkit/sched.(*Scheduler).worker":            true,
+	"github.com/jobkit/jobkit/sched.(*Scheduler).loop":              true,
+	"github.com/jobkit/jobkit/sched.(*Scheduler).timekeeper":        true,
+	"github.com/jobkit/jobkit/sched.(*Scheduler).metricsLoop":       true,
+	"github.com/jobkit/jobkit/sched.(*RetryPolicy).callDelay.func1": true,
+}
+
+// onOwnGoroutine reports whether the calling goroutine is one of the
+// scheduler's, or one that a worker waits on. It walks the stack: Stop
+// alone asks.
+func onOwnGoroutine() bool {
+	return stack.Within(func(fn string) bool { return ownGoroutines[fn] })
 }
 
 // stopCancelled reports whether err is a handler's report of the

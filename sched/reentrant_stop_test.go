@@ -1,0 +1,153 @@
+package sched_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
+	"github.com/jobkit/jobkit/scope"
+)
+
+// A handler that calls Stop while another Stop waits for it does not
+// deadlock: both return, and the scheduler is stopped.
+func TestStopFromAHandlerDuringStop(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s, err := sched.New(sched.Config{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		started := make(chan struct{})
+		var inner error
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+			close(started)
+			time.Sleep(time.Second) // the outer Stop is waiting for this run
+			inner = s.Stop(context.Background())
+			return nil
+		}})
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		must.Add(t, q, 1)
+		<-started
+		var wg sync.WaitGroup
+		var outer error
+		wg.Go(func() { outer = s.Stop(context.Background()) })
+		wg.Wait()
+		synctest.Wait()
+		if inner != nil || outer != nil {
+			t.Errorf("Stop from the handler = %v, the outer Stop = %v; want both nil", inner, outer)
+		}
+		if _, _, err := q.Add(context.Background(), 2); err == nil {
+			t.Error("Add after Stop succeeded")
+		}
+	})
+}
+
+// stopOnce calls s.Stop the first time it is called, and records what it
+// returned in *got.
+func stopOnce(s **sched.Scheduler, got *error, once *sync.Once) func() {
+	return func() { once.Do(func() { *got = (*s).Stop(context.Background()) }) }
+}
+
+// takeStops is a backend whose Take calls stop.
+type takeStops struct {
+	sched.Backend[int, int]
+	stop func()
+}
+
+func (b *takeStops) Take(ctx context.Context, s *scope.Scope, r sched.TakeRequest, dst []sched.Claim[int, int]) ([]sched.Claim[int, int], error) {
+	b.stop()
+	return b.Backend.Take(ctx, s, r, dst)
+}
+
+// A dependency that calls Stop from one of the scheduler's goroutines (a
+// retry policy's Delay, a metric in a worker or in the gauges' loop, a
+// backend's Take in a loop, a Clock in any of them) does not deadlock: its
+// Stop returns nil, the scheduler stops and drains, and no goroutine is
+// left (synctest.Test fails if one is blocked).
+func TestStopFromADependency(t *testing.T) {
+	t.Parallel()
+	type rig struct {
+		cfg  sched.Config
+		qcfg sched.QueueConfig[int, int]
+		arm  func() // if not nil, called once the scheduler started
+	}
+	cases := map[string]func(stop func()) rig{
+		"Delay": func(stop func()) rig {
+			return rig{qcfg: sched.QueueConfig[int, int]{Retry: &sched.RetryPolicy{MaxRetries: 1, Delay: func(int, error) time.Duration {
+				stop()
+				return time.Second
+			}}}}
+		},
+		"metric in a worker": func(stop func()) rig {
+			p := &panicky{which: "duration", fault: func() { stop(); runtime.Goexit() }}
+			p.armed.Store(true)
+			return rig{cfg: sched.Config{Metrics: p}}
+		},
+		"metric in the gauges' loop": func(stop func()) rig {
+			p := &panicky{which: "unfinished", fault: func() { stop(); runtime.Goexit() }}
+			p.armed.Store(true)
+			return rig{cfg: sched.Config{Metrics: p}}
+		},
+		"backend Take": func(stop func()) rig {
+			return rig{qcfg: sched.QueueConfig[int, int]{Backend: &takeStops{sched.NewMemory[int, int](), stop}}}
+		},
+	}
+	for k := int64(1); k <= 12; k++ {
+		cases[fmt.Sprintf("Clock call %d", k)] = func(stop func()) rig {
+			c := &brokenClock{fault: stop}
+			return rig{cfg: sched.Config{Clock: c}, arm: func() { c.exitAt.Store(k) }}
+		}
+	}
+	for name, make := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var (
+					s    *sched.Scheduler
+					got  error = errors.New("Stop not called")
+					once sync.Once
+				)
+				r := make(stopOnce(&s, &got, &once))
+				r.cfg.Workers, r.cfg.Logger = 2, slog.New(slog.NewTextHandler(io.Discard, nil))
+				var err error
+				if s, err = sched.New(r.cfg); err != nil {
+					t.Fatal(err)
+				}
+				r.qcfg.Handler = func(context.Context, *sched.Job[int, int]) error {
+					time.Sleep(time.Second)
+					return errors.New("fails")
+				}
+				q := must.Queue(t, s, "q", r.qcfg)
+				if err := s.Start(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if r.arm != nil {
+					synctest.Wait()
+					r.arm()
+				}
+				go q.Add(context.Background(), 1) // on a goroutine of its own: the Clock may stop in it
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				if got != nil {
+					t.Errorf("Stop from the %s = %v, want nil", name, got)
+				}
+				if _, _, err := q.Add(context.Background(), 2); !errors.Is(err, sched.ErrStopped) {
+					t.Errorf("Add after the Stop = %v, want ErrStopped", err)
+				}
+				if err := s.Stop(context.Background()); err != nil { // again, from outside: it waits for the drain
+					t.Error(err)
+				}
+			})
+		})
+	}
+}
