@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -194,7 +195,7 @@ func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
 	if q.lease > 0 {
 		lease = now.Add(q.lease)
 	}
-	if err := q.backend.Start(b.ctx, c, now, lease); err != nil {
+	if err := q.call("Start", func() error { return q.backend.Start(b.ctx, c, now, lease) }); err != nil {
 		// stale (rescued) or disabled meanwhile: the scope's close puts it
 		// back
 		if !errors.Is(err, ErrStale) && !errors.Is(err, ErrWrongState) {
@@ -237,10 +238,15 @@ func (b *batch[T, K]) call(ctx context.Context) (err error) {
 // settleLocked settles claim c, whose run ended at end with err.
 func (b *batch[T, K]) settleLocked(c *Claim[T, K], err error, end time.Time) {
 	q := b.q
-	if b.started.IsZero() { // never started: the scope's close puts it back
+	started := b.started
+	if started.IsZero() { // never started: the scope's close puts it back
 		return
 	}
-	o := q.outcome(c, err, b.started, end)
+	// First: a backend that ends the goroutine in Settle leaves nothing
+	// for run's way out to settle again.
+	b.started = time.Time{}
+	q.running.Add(-1)
+	o := q.outcome(c, err, started, end)
 	b.settleAs(c, o)
 	switch o.Kind {
 	case OutcomeSucceeded:
@@ -248,20 +254,34 @@ func (b *batch[T, K]) settleLocked(c *Claim[T, K], err error, end time.Time) {
 	case OutcomeRetry, OutcomeFailed, OutcomePoisoned:
 		b.ko++
 	}
-	d := end.Sub(b.started)
+	d := end.Sub(started)
 	b.used += max(d, minRunCost)
-	q.running.Add(-1)
-	b.started = time.Time{}
 	b.job = Job[T, K]{}
 	if m := q.metrics; m != nil { // last: see run
 		m.runEnded(b, d, o.Kind == OutcomeRetry)
 	}
 }
 
+// call calls the backend's method in through f, which a worker calls for
+// each run: a panic of the backend's becomes an error, logged with its
+// stack, so that it takes neither the worker nor the process down. The
+// entry is then left as the backend left it: one not started goes back
+// when its batch's scope closes, and so does one whose settlement failed,
+// if the backend still holds it claimed.
+func (q *queueBase) call(in string, f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			q.s.log.Error("sched: backend panicked in "+in, slog.String("queue", q.name), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+			err = fmt.Errorf("sched: backend panicked in %s: %v", in, v)
+		}
+	}()
+	return f()
+}
+
 // settleAs settles claim c with outcome o and counts it settled.
 func (b *batch[T, K]) settleAs(c *Claim[T, K], o Outcome) {
 	q := b.q
-	if err := q.backend.Settle(b.ctx, c, o); err != nil && !errors.Is(err, ErrStale) {
+	if err := q.call("Settle", func() error { return q.backend.Settle(b.ctx, c, o) }); err != nil && !errors.Is(err, ErrStale) {
 		q.s.warn("backend Settle failed", q.name, err)
 	}
 	switch o.Kind {
@@ -459,7 +479,7 @@ func (b *batch[T, K]) renew(now time.Time) {
 	until := now.Add(q.lease)
 	for i := range b.claims {
 		if c := &b.claims[i]; !b.gone[i] && i >= b.cur {
-			if err := q.backend.Renew(b.ctx, c.ID, c.Gen, until); err != nil && !errors.Is(err, ErrStale) {
+			if err := q.call("Renew", func() error { return q.backend.Renew(b.ctx, c.ID, c.Gen, until) }); err != nil && !errors.Is(err, ErrStale) {
 				s := q.s
 				s.warn("backend Renew failed", q.name, err)
 			}

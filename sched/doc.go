@@ -67,11 +67,13 @@
 //
 // A panic of a queue's Key or Group function is an error of Add. In the
 // scheduler's own goroutines, a panic of a backend's Take, Promote or
-// Expire is logged and its queue left alone for a second; a metric that
-// panics switches its queue's metrics off; a Clock that panics, or whose
-// timer does, is replaced by the system clock (see Config.Clock); a retry
-// policy's Delay that panics fails the entry. Each is logged, the
-// backend's and the Clock's with their stacks.
+// Expire is logged and its queue left alone for a second; one of its
+// Start, Settle, Renew or Counts is logged and taken as an error of the
+// call (a run not started, or not settled, goes back when its batch
+// ends); a metric that panics switches its queue's metrics off; a Clock
+// that panics, or whose timer does, is replaced by the system clock (see
+// Config.Clock); a retry policy's Delay that panics fails the entry. Each
+// is logged, the backend's and the Clock's with their stacks.
 //
 // The same holds when one of these ends the goroutine that called it
 // (runtime.Goexit), which no deferred call can stop: the scheduling loop,
@@ -81,9 +83,8 @@
 // returned) and a new one takes its place; a Delay runs on a goroutine of
 // its own, so its Goexit ends only that. An Add whose Clock or adds metric
 // ends the caller's goroutine has stored its entry if the metric did it,
-// and not if the Clock did. A backend's Start, Settle or take finalizer
-// that panics or ends the goroutine, or a Logger that does, is not
-// contained.
+// and not if the Clock did. A Logger that panics or ends the goroutine
+// is not contained.
 //
 // # Cost
 //

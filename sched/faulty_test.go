@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -182,5 +183,88 @@ func TestGoexitInMetricsIsContained(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// faultyRuns is a backend whose Start or Settle (as in says) calls fault:
+// the first Start, before it is passed on; every Settle, after it was.
+type faultyRuns struct {
+	sched.Backend[int, int]
+	in     string
+	fault  func()
+	faults atomic.Int64
+}
+
+func (f *faultyRuns) hit(in string) {
+	if in == f.in && (f.faults.Add(1) == 1 || in == "Settle") {
+		f.fault()
+	}
+}
+
+func (f *faultyRuns) Start(ctx context.Context, c *sched.Claim[int, int], now, lease time.Time) error {
+	f.hit("Start")
+	return f.Backend.Start(ctx, c, now, lease)
+}
+
+func (f *faultyRuns) Settle(ctx context.Context, c *sched.Claim[int, int], o sched.Outcome) error {
+	err := f.Backend.Settle(ctx, c, o)
+	f.hit("Settle")
+	return err
+}
+
+// A backend whose Start or Settle panics, or ends the worker's goroutine
+// (runtime.Goexit), takes neither the worker nor the process down: the run
+// it failed goes back to pending when its batch's scope closes and runs
+// again, every job runs to success, nothing stays live, no run is counted
+// as ended twice, and Stop returns with no goroutine left.
+func TestFaultyBackendRunsAreContained(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"Start", "Settle"} {
+		for name, fault := range map[string]func(){"panic": func() { panic("backend bug in " + in) }, "Goexit": runtime.Goexit} {
+			t.Run(in+"/"+name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					s := newScheduler(t, sched.Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+					b := &faultyRuns{Backend: sched.NewMemory[int, int](), in: in, fault: fault}
+					ran, runs := make(map[int]int), 0
+					q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+						ran[j.Payload]++ // one worker: one run at a time
+						runs++
+						return nil
+					}})
+					for i := range 5 {
+						must.Add(t, q, i)
+					}
+					time.Sleep(time.Minute)
+					synctest.Wait()
+					c := must.Counts(t, q)
+					if len(ran) != 5 || c.Live() != 0 || b.faults.Load() == 0 {
+						t.Errorf("jobs run %v, counts %+v after %d faults; want all 5 run and nothing live", ran, c, b.faults.Load())
+					}
+					sum, err := s.Inspector().Summary(context.Background(), "q")
+					if err != nil || sum.Ended > uint64(runs) {
+						t.Errorf("%d runs ended of %d (%v), want none counted twice", sum.Ended, runs, err)
+					}
+				})
+			})
+		}
+	}
+}
+
+// expiredPanics is a backend whose Expired panics.
+type expiredPanics struct{ sched.Backend[int, int] }
+
+func (expiredPanics) Expired(context.Context, time.Time, []sched.Claim[int, int]) ([]sched.Claim[int, int], error) {
+	panic("backend bug in Expired")
+}
+
+// A backend that panics while Reap looks for lapsed leases makes Reap
+// return an error, not panic in the reaper's goroutine.
+func TestReapContainsABackendPanic(t *testing.T) {
+	t.Parallel()
+	s := newScheduler(t, sched.Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: expiredPanics{sched.NewMemory[int, int]()}, Handler: nop[int, int], Lease: time.Minute})
+	_, err := s.Inspector().Reap(context.Background(), time.Now(), 0)
+	if err == nil || !strings.Contains(err.Error(), "backend panicked") {
+		t.Errorf("Reap = %v, want the backend's panic as an error", err)
 	}
 }

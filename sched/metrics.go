@@ -241,8 +241,8 @@ func (s *Scheduler) metricsLoop(ctx context.Context) {
 			if m == nil {
 				continue
 			}
-			c, err := q.counts(ctx)
-			if err != nil {
+			var c Counts
+			if err := q.base().call("Counts", func() (err error) { c, err = q.counts(ctx); return err }); err != nil {
 				continue
 			}
 			m.update(now, c.Pending)

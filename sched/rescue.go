@@ -55,7 +55,11 @@ func (i *Inspector) Reap(ctx context.Context, now time.Time, grace time.Duration
 	var out []Rescue
 	var errs []error
 	for _, r := range rs {
-		got, err := r.reap(ctx, now, now.Add(-grace), lives)
+		var got []Rescue
+		err := r.base().call("Expired or Settle", func() (err error) {
+			got, err = r.reap(ctx, now, now.Add(-grace), lives)
+			return err
+		})
 		out = append(out, got...)
 		if err != nil {
 			errs = append(errs, err)
