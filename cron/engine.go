@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jobkit/jobkit/internal/stack"
 	"github.com/jobkit/jobkit/sched"
 )
 
@@ -210,8 +211,10 @@ func (e *Engine) Start(ctx context.Context) error {
 // and Stop waits until the runs in progress have returned (their context is
 // not cancelled). Then it stops the engine's own scheduler, if it has one.
 // It returns ctx's error if ctx ends first; the runs go on, and a later Stop
-// waits again. After Stop, Register returns [ErrStopped]. Stop is idempotent
-// and safe without Start.
+// waits again. A Stop called by a job's Func does not wait for the runs
+// (it would wait for itself): it stops the engine and returns, and a later
+// Stop from outside waits for the drain. After Stop, Register returns
+// [ErrStopped]. Stop is idempotent and safe without Start.
 //
 // With a shared [Config.Scheduler] the engine's queue stays registered on
 // it, paused, with its entries.
@@ -228,6 +231,14 @@ func (e *Engine) Stop(ctx context.Context) error {
 		}
 	}
 	e.mu.Unlock()
+	if inRun() {
+		// Called by a job's Func: the engine's own scheduler, stopped
+		// from its worker, does not wait either.
+		if e.owned {
+			return e.s.Stop(ctx)
+		}
+		return nil
+	}
 	select {
 	case <-e.drained:
 	case <-ctx.Done():
@@ -237,6 +248,13 @@ func (e *Engine) Stop(ctx context.Context) error {
 		return e.s.Stop(ctx)
 	}
 	return nil
+}
+
+// inRun reports whether the calling goroutine runs a job's Func: whether
+// an engine's handler is on its stack. It walks the stack: Stop alone
+// asks.
+func inRun() bool {
+	return stack.Within(func(fn string) bool { return fn == "github.com/jobkit/jobkit/cron.(*Engine).handle" })
 }
 
 // isLeader calls the LeaderFunc; a panic counts as false.
