@@ -358,34 +358,3 @@ func TestEngine_ReentrantCalls(t *testing.T) {
 		equalStrings(t, "other", hhmm(log.get("other")), []string{"00:14@00:14:00", "00:21@00:21:00", "00:28@00:28:00"})
 	})
 }
-
-// A job that stops its engine does not wait for itself: its Stop returns
-// nil at once, the run ends, nothing runs after it, and a later Stop from
-// outside returns once it has drained (synctest.Test fails if a goroutine
-// is left blocked).
-func TestEngine_StopFromAJob(t *testing.T) {
-	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		sleepUntil(at(0, 0).Add(30 * time.Second))
-		e, err := cron.New(cron.Config{})
-		must(t, err)
-		must(t, e.Start(ctx))
-		var runs atomic.Int64
-		stopped := make(chan error, 1)
-		must(t, e.RegisterSpec(ctx, "stopper", "* * * * *", func(ctx context.Context, _ time.Time) error {
-			if runs.Add(1) == 1 {
-				stopped <- e.Stop(context.Background())
-			}
-			return nil
-		}, cron.WithLocation(time.UTC)))
-		if err := <-stopped; err != nil {
-			t.Errorf("Stop from the job = %v", err)
-		}
-		sleepUntil(at(1, 0))
-		if n := runs.Load(); n != 1 {
-			t.Errorf("%d runs, want 1: none after the Stop", n)
-		}
-		must(t, e.Stop(ctx))
-	})
-}
