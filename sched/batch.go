@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -110,16 +109,18 @@ func (b *batch[T, K]) run() (abandoned bool) {
 			b.mu.Lock()
 		}
 		b.holding = false
-		if b.abandoned || b.finished {
-			b.mu.Unlock()
-			return
-		}
-		if !b.started.IsZero() {
+		// Each step deferred, so that the batch is finished and mu let go
+		// even if settling ends the goroutine again (a backend's Settle).
+		// The batch is not recycled: it is dropped.
+		defer b.mu.Unlock()
+		defer func() {
+			if !b.abandoned && !b.finished {
+				b.finishLocked(scope.Failed(scope.ErrGoexit))
+			}
+		}()
+		if !b.abandoned && !b.finished && !b.started.IsZero() {
 			b.settleLocked(&b.claims[b.cur], b.result, s.clock.Now())
 		}
-		b.finishLocked(scope.Failed(scope.ErrGoexit))
-		b.mu.Unlock()
-		b.recycle()
 	}()
 	if m := q.metrics; m != nil {
 		m.dispatched(b)
@@ -264,34 +265,45 @@ func (b *batch[T, K]) settleLocked(c *Claim[T, K], err error, end time.Time) {
 
 // call calls the backend's method in through f, which a worker calls for
 // each run: a panic of the backend's becomes an error, logged with its
-// stack, so that it takes neither the worker nor the process down. The
-// entry is then left as the backend left it: one not started goes back
-// when its batch's scope closes, and so does one whose settlement failed,
-// if the backend still holds it claimed.
+// stack, so that it takes neither the worker nor the process down, and
+// the queue is left alone for a second (see Scheduler.contain), as it is
+// when f ends the goroutine, so that a broken backend is not called in a
+// tight loop. The entry is then left as the backend left it: one not
+// started goes back when its batch's scope closes, and so does one whose
+// settlement failed, if the backend still holds it claimed.
 func (q *queueBase) call(in string, f func() error) (err error) {
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
-			q.s.log.Error("sched: backend panicked in "+in, slog.String("queue", q.name), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+		if v := recover(); v != nil || !returned {
+			v = exitValue(v)
+			q.s.contain(q, "backend panicked in "+in, v)
 			err = fmt.Errorf("sched: backend panicked in %s: %v", in, v)
 		}
 	}()
-	return f()
+	err = f()
+	returned = true
+	return err
 }
 
 // settleAs settles claim c with outcome o and counts it settled.
 func (b *batch[T, K]) settleAs(c *Claim[T, K], o Outcome) {
 	q := b.q
+	// Deferred, after the backend's Settle and even if it ends the
+	// goroutine, which it may do after it settled: a retry it stored must
+	// still wake the timekeeper.
+	defer func() {
+		switch o.Kind {
+		case OutcomeRetry, OutcomeSnooze:
+			q.lowerDue(o.At)
+		case OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomePoisoned:
+			q.s.retained(&q.queueBase, o.Kind, o.Finished)
+		}
+		q.inflight.Add(-1)
+		b.settled++
+	}()
 	if err := q.call("Settle", func() error { return q.backend.Settle(b.ctx, c, o) }); err != nil && !errors.Is(err, ErrStale) {
 		q.s.warn("backend Settle failed", q.name, err)
 	}
-	switch o.Kind {
-	case OutcomeRetry, OutcomeSnooze:
-		q.lowerDue(o.At)
-	case OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomePoisoned:
-		q.s.retained(&q.queueBase, o.Kind, o.Finished)
-	}
-	q.inflight.Add(-1)
-	b.settled++
 }
 
 // finishLocked closes the batch's scope with exit (entries not settled go
@@ -300,17 +312,22 @@ func (b *batch[T, K]) finishLocked(exit scope.Exit) {
 	q := b.q
 	now := q.s.clock.Now() // first: see run
 	b.finished = true
+	// Deferred, so that it is done even if a finalizer of the scope (the
+	// backend's) ends the goroutine; the permit last, since the governor
+	// reads the Clock as it charges the queue.
+	defer func() {
+		if b.cancel != nil {
+			b.cancel(context.Canceled)
+		}
+		q.inflight.Add(-int64(len(b.claims) - b.settled))
+		q.s.charge(&q.queueBase, b.charged, b.used, b.settled)
+		q.window.add(now, b.ok, b.ko)
+		q.ended.Add(uint64(b.settled))
+		q.s.unlive(b)
+		b.permit.Release()
+		q.s.workDone()
+	}()
 	_ = b.s.Close(exit)
-	if b.cancel != nil {
-		b.cancel(context.Canceled)
-	}
-	q.inflight.Add(-int64(len(b.claims) - b.settled))
-	b.permit.Release()
-	q.s.charge(&q.queueBase, b.charged, b.used, b.settled)
-	q.window.add(now, b.ok, b.ko)
-	q.ended.Add(uint64(b.settled))
-	q.s.unlive(b)
-	q.s.workDone()
 }
 
 // recycle puts the finished batch back in its queue's pool. An abandoned
@@ -432,6 +449,18 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 	b.abandoned = true
 	var ran time.Duration // how long the running claim ran, if one did
 	wasRunning := !b.started.IsZero()
+	// Deferred, so that the batch is finished and its worker replaced even
+	// if the backend's Settle ends the goroutine (the reaper's, or Stop's).
+	defer func() {
+		if b.cancel != nil {
+			b.cancel(ErrRescued)
+		}
+		b.finishLocked(scope.Failed(ErrRescued))
+		s.handOver()
+		if m := q.metrics; m != nil && wasRunning { // last: see run
+			m.runEnded(b, ran, false)
+		}
+	}()
 	if wasRunning {
 		c := &b.claims[b.cur]
 		o := Outcome{Kind: OutcomeRerun, Finished: now, Rescued: rescue}
@@ -441,20 +470,12 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 			o.Err = &RunError{Attempt: c.Attempts + 1, At: now, Type: "rescue",
 				Message: fmt.Sprintf("poisoned: its lease lapsed %d times", c.Rescues+1)}
 		}
-		b.settleAs(c, o)
-		b.gone[b.cur] = true
 		ran = now.Sub(b.started)
 		b.used += max(ran, minRunCost)
 		q.running.Add(-1)
 		b.started = time.Time{}
-	}
-	if b.cancel != nil {
-		b.cancel(ErrRescued)
-	}
-	b.finishLocked(scope.Failed(ErrRescued))
-	s.handOver()
-	if m := q.metrics; m != nil && wasRunning { // last: see run
-		m.runEnded(b, ran, false)
+		b.gone[b.cur] = true
+		b.settleAs(c, o)
 	}
 	return poisoned
 }

@@ -186,8 +186,10 @@ func TestGoexitInMetricsIsContained(t *testing.T) {
 	}
 }
 
-// faultyRuns is a backend whose Start or Settle (as in says) calls fault:
-// the first Start, before it is passed on; every Settle, after it was.
+// faultyRuns is a backend whose method in calls fault: the first Start
+// or Take, before it is passed on; the first take's finalizer, which Take
+// registers on the batch's scope ("finalizer"); every Settle, after it was
+// passed on; every Promote ("Promote always").
 type faultyRuns struct {
 	sched.Backend[int, int]
 	in     string
@@ -196,9 +198,22 @@ type faultyRuns struct {
 }
 
 func (f *faultyRuns) hit(in string) {
-	if in == f.in && (f.faults.Add(1) == 1 || in == "Settle") {
+	if in == f.in && (f.faults.Add(1) == 1 || in == "Settle" || in == "Promote always") {
 		f.fault()
 	}
+}
+
+func (f *faultyRuns) Take(ctx context.Context, s *scope.Scope, r sched.TakeRequest, dst []sched.Claim[int, int]) ([]sched.Claim[int, int], error) {
+	f.hit("Take")
+	if f.in == "finalizer" {
+		s.TryAdd(scope.FinalizerFunc(func(scope.Exit) error { f.hit("finalizer"); return nil }))
+	}
+	return f.Backend.Take(ctx, s, r, dst)
+}
+
+func (f *faultyRuns) Promote(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	f.hit("Promote always")
+	return f.Backend.Promote(ctx, now)
 }
 
 func (f *faultyRuns) Start(ctx context.Context, c *sched.Claim[int, int], now, lease time.Time) error {
@@ -212,14 +227,16 @@ func (f *faultyRuns) Settle(ctx context.Context, c *sched.Claim[int, int], o sch
 	return err
 }
 
-// A backend whose Start or Settle panics, or ends the worker's goroutine
-// (runtime.Goexit), takes neither the worker nor the process down: the run
-// it failed goes back to pending when its batch's scope closes and runs
-// again, every job runs to success, nothing stays live, no run is counted
-// as ended twice, and Stop returns with no goroutine left.
+// A backend whose Take, Start, Settle or take finalizer panics, or ends
+// the worker's or loop's goroutine (runtime.Goexit), takes neither the
+// goroutine's work nor the process down: the run it failed goes back to
+// pending when its batch's scope closes and runs again, every job runs to
+// success, nothing stays live, no run is counted as ended twice, and Stop
+// returns with no goroutine left. A Settle that always ends the goroutine
+// does not strand the worker even after a handler ended it first (job 3).
 func TestFaultyBackendRunsAreContained(t *testing.T) {
 	t.Parallel()
-	for _, in := range []string{"Start", "Settle"} {
+	for _, in := range []string{"Take", "Start", "Settle", "finalizer"} {
 		for name, fault := range map[string]func(){"panic": func() { panic("backend bug in " + in) }, "Goexit": runtime.Goexit} {
 			t.Run(in+"/"+name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
@@ -229,6 +246,9 @@ func TestFaultyBackendRunsAreContained(t *testing.T) {
 					q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Handler: func(_ context.Context, j *sched.Job[int, int]) error {
 						ran[j.Payload]++ // one worker: one run at a time
 						runs++
+						if j.Payload == 3 && j.Attempt == 1 {
+							runtime.Goexit()
+						}
 						return nil
 					}})
 					for i := range 5 {
@@ -267,4 +287,97 @@ func TestReapContainsABackendPanic(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "backend panicked") {
 		t.Errorf("Reap = %v, want the backend's panic as an error", err)
 	}
+}
+
+// A backend whose Promote always ends the timekeeper's goroutine
+// (runtime.Goexit) does not make the timekeeper respawn in a tight loop or
+// Stop hang: its queue is left alone for a second at a time, and Stop
+// returns in time.
+func TestABackendThatAlwaysEndsTheTimekeeperLetsStopReturn(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s, err := sched.New(sched.Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &faultyRuns{Backend: sched.NewMemory[int, int](), in: "Promote always", fault: runtime.Goexit}
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Handler: nop[int, int]})
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		must.Add(t, q, 1, sched.After(time.Second))
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if n := b.faults.Load(); n < 2 || n > 120 {
+			t.Errorf("Promote was called %d times in a minute, want about once a second", n)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := s.Stop(ctx); err != nil {
+			t.Errorf("Stop = %v", err)
+		}
+	})
+}
+
+// rescueSettleExits is a backend whose Settle of a rescued run ends the
+// goroutine (runtime.Goexit) after it is passed on.
+type rescueSettleExits struct {
+	sched.Backend[int, int]
+	exits atomic.Int64
+}
+
+func (b *rescueSettleExits) Settle(ctx context.Context, c *sched.Claim[int, int], o sched.Outcome) error {
+	err := b.Backend.Settle(ctx, c, o)
+	if o.Rescued {
+		b.exits.Add(1)
+		runtime.Goexit()
+	}
+	return err
+}
+
+// A backend whose Settle ends the reaper's goroutine as it rescues a hung
+// run does not strand the rescued batch: its worker is still replaced,
+// later jobs run, and Stop returns once the hung handler does.
+func TestARescueWhoseSettleEndsTheGoroutineStrandsNothing(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s, err := sched.New(sched.Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Inspector().EnableRescue()
+		gate := make(chan struct{})
+		var runs atomic.Int64
+		b := &rescueSettleExits{Backend: sched.NewMemory[int, int]()}
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Lease: time.Second, Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+			if runs.Add(1) == 1 {
+				<-gate // hangs, ignoring its context, until the end
+			}
+			return nil
+		}})
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		must.Add(t, q, 1)
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		reaped := make(chan struct{})
+		go func() { // the reaper's goroutine, which the backend ends
+			defer close(reaped)
+			s.Inspector().Reap(context.Background(), time.Now(), 0)
+		}()
+		<-reaped
+		for i := 2; i <= 4; i++ {
+			must.Add(t, q, i)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if runs.Load() != 5 || b.exits.Load() != 1 {
+			t.Errorf("%d runs after %d exits in a rescue, want 5 (the hung one, its rerun and 3 more) after 1", runs.Load(), b.exits.Load())
+		}
+		close(gate)
+		if err := s.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 }

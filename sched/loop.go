@@ -22,12 +22,14 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 	var st loopStep
 	normal := false
 	defer func() {
-		if normal {
-			s.loops.Done()
-			return
+		if !normal {
+			st.undo(s)
+			if ctx.Err() == nil {
+				go s.loop(ctx, self) // in this one's place: s.loops does not change
+				return
+			}
 		}
-		st.undo(s)
-		go s.loop(ctx, self) // in this one's place: s.loops does not change
+		s.loops.Done()
 	}()
 	timer := s.clock.NewTimer()
 	defer timer.Stop()

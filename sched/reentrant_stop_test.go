@@ -70,6 +70,17 @@ func (b *takeStops) Take(ctx context.Context, s *scope.Scope, r sched.TakeReques
 	return b.Backend.Take(ctx, s, r, dst)
 }
 
+// promoteStops is a backend whose Promote calls stop.
+type promoteStops struct {
+	sched.Backend[int, int]
+	stop func()
+}
+
+func (b *promoteStops) Promote(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	b.stop()
+	return b.Backend.Promote(ctx, now)
+}
+
 // A dependency that calls Stop from one of the scheduler's goroutines (a
 // retry policy's Delay, a metric in a worker or in the gauges' loop, a
 // backend's Take in a loop, a Clock in any of them) does not deadlock: its
@@ -98,6 +109,9 @@ func TestStopFromADependency(t *testing.T) {
 			p := &panicky{which: "unfinished", fault: func() { stop(); runtime.Goexit() }}
 			p.armed.Store(true)
 			return rig{cfg: sched.Config{Metrics: p}}
+		},
+		"backend Promote (the timekeeper)": func(stop func()) rig {
+			return rig{qcfg: sched.QueueConfig[int, int]{Backend: &promoteStops{sched.NewMemory[int, int](), stop}}}
 		},
 		"backend Take": func(stop func()) rig {
 			return rig{qcfg: sched.QueueConfig[int, int]{Backend: &takeStops{sched.NewMemory[int, int](), stop}}}
@@ -136,6 +150,7 @@ func TestStopFromADependency(t *testing.T) {
 					r.arm()
 				}
 				go q.Add(context.Background(), 1) // on a goroutine of its own: the Clock may stop in it
+				go q.Add(context.Background(), 3, sched.After(time.Second))
 				time.Sleep(time.Minute)
 				synctest.Wait()
 				if got != nil {
@@ -144,10 +159,49 @@ func TestStopFromADependency(t *testing.T) {
 				if _, _, err := q.Add(context.Background(), 2); !errors.Is(err, sched.ErrStopped) {
 					t.Errorf("Add after the Stop = %v, want ErrStopped", err)
 				}
-				if err := s.Stop(context.Background()); err != nil { // again, from outside: it waits for the drain
-					t.Error(err)
+				if got != nil { // the Stop did not happen: clean up
+					s.Stop(context.Background())
 				}
+				// Else no Stop from outside: the drain alone must end every
+				// goroutine, which synctest.Test checks.
 			})
 		})
 	}
+}
+
+// After a handler stopped the scheduler, a StopAndCancel from outside still
+// cancels the handlers still running and returns within its context: the
+// handler's Stop does not hold the scheduler while it drains.
+func TestStopAndCancelAfterAHandlersStop(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s, err := sched.New(sched.Config{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inner := make(chan error, 1)
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{BatchSize: 1, Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+			if j.Payload == 1 {
+				time.Sleep(time.Second) // job 2 is running by then
+				inner <- s.Stop(context.Background())
+				return nil
+			}
+			<-ctx.Done() // only StopAndCancel ends it
+			return ctx.Err()
+		}})
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		must.Add(t, q, 1)
+		must.Add(t, q, 2)
+		if err := <-inner; err != nil {
+			t.Errorf("Stop from the handler = %v", err)
+		}
+		synctest.Wait() // the handler's stop has done all it does without waiting
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.StopAndCancel(ctx); err != nil {
+			t.Errorf("StopAndCancel after the handler's Stop = %v, want nil", err)
+		}
+	})
 }

@@ -47,8 +47,9 @@ type Scheduler struct {
 	stopping  atomic.Bool // Stop was called: nothing new starts
 	cancelled atomic.Bool // StopAndCancel was called
 
-	// life serialises Start and Stop.
-	life        sync.Mutex
+	// life serialises Start and Stop: a lock with room for one, so that a
+	// Stop waiting for it can give up when its context ends.
+	life        chan struct{}
 	runCtx      context.Context // the handlers' context, owned: cancelled by StopAndCancel
 	cancelRun   context.CancelCauseFunc
 	loopCtx     context.Context // the loops' and helpers' context, owned: cancelled by Stop
@@ -125,6 +126,7 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg: cfg, gov: cfg.Governor, clock: cfg.Clock, log: cfg.Logger,
 		byName:     make(map[string]runner),
 		keeperWake: make(chan struct{}, 1),
+		life:       make(chan struct{}, 1),
 	}
 	if g, ok := cfg.Clock.(*guardedClock); ok {
 		s.clockBroke = g.broke
@@ -188,8 +190,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.life.Lock()
-	defer s.life.Unlock()
+	s.life <- struct{}{}
+	defer func() { <-s.life }()
 	s.mu.Lock()
 	stopped, started := s.stopped, s.started
 	s.started = !stopped // a Start refused after Stop starts nothing
@@ -253,20 +255,24 @@ func (s *Scheduler) stop(ctx context.Context, cancel bool) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalid)
 	}
+	started := s.halt(cancel)
 	if onOwnGoroutine() {
 		// Called by a handler, or by a dependency on one of the
-		// scheduler's goroutines: waiting would wait for itself, and
-		// another Stop may hold life while it waits for this goroutine.
-		// It stops the scheduler and returns; a goroutine of its own
-		// drains it.
-		if s.halt(cancel) {
-			go s.stop(context.Background(), cancel)
+		// scheduler's goroutines: waiting would wait for itself. It
+		// returns at once; a goroutine of its own closes the work channel
+		// once the loops have ended, so that the workers end too.
+		if started {
+			go s.drain()
 		}
 		return nil
 	}
-	s.life.Lock()
-	defer s.life.Unlock()
-	if !s.halt(cancel) {
+	select {
+	case s.life <- struct{}{}:
+		defer func() { <-s.life }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if !started {
 		return nil
 	}
 	if err := wait(ctx, &s.loops); err != nil {
@@ -322,6 +328,17 @@ func wait(ctx context.Context, wg *sync.WaitGroup) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// drain is the rest of a Stop called on one of the scheduler's goroutines:
+// it waits for the loops, which end promptly once halted, and closes the
+// work channel. It holds life only meanwhile, so that a Stop from outside
+// waits for the workers with its own context.
+func (s *Scheduler) drain() {
+	s.life <- struct{}{}
+	defer func() { <-s.life }()
+	s.loops.Wait()
+	s.closeWork()
 }
 
 // halt is the part of a stop that does not wait: nothing new starts, Add
@@ -591,6 +608,10 @@ func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp
 			due, exp = now.Add(time.Second).UnixNano(), 0
 		}
 	}()
+	if until := q.base().blockedUntil.Load(); until > now.UnixNano() {
+		returned = true
+		return until, 0 // left alone (see contain): looked at again then
+	}
 	due = q.base().due.Load()
 	if due != 0 && due <= now.UnixNano() {
 		due = q.promote(ctx, now)
@@ -607,10 +628,11 @@ func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp
 // between its steps, and sets *normal when it returns. It ends the
 // helper's count then; if a dependency ended the goroutine instead
 // (runtime.Goexit in a Clock, a backend or a metric), it starts f again in
-// its place, which the dependency, broken or switched off by then, does
-// not end again.
+// its place, which the dependency, broken, switched off or its queue left
+// alone for a second by then, does not end again at once; once ctx is
+// done it starts none.
 func (s *Scheduler) respawn(normal *bool, f func(context.Context), ctx context.Context) {
-	if *normal {
+	if *normal || ctx.Err() != nil {
 		s.helpers.Done()
 		return
 	}
