@@ -231,7 +231,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // Delay, a metric, a Clock or a backend it calls) does not wait (it would
 // wait for itself, or for another Stop that waits for it): it stops the
 // scheduler and returns, and a goroutine of its own drains it, which a
-// later Stop waits for. It returns ctx's error
+// later Stop waits for. (It tells the goroutines by their stacks, not by
+// scheduler: a handler of one scheduler that stops another does not wait
+// either.) It returns ctx's error
 // if ctx is done first (the handlers go on, and a later Stop waits again).
 // After Stop, Add returns ErrStopped. Stop is idempotent and safe without
 // Start; it returns an error wrapping ErrInvalid for a nil ctx.
