@@ -105,6 +105,12 @@ func (b *batch[T, K]) run() (abandoned bool) {
 		if done {
 			return
 		}
+		if v := recover(); v != nil {
+			// Not the handler's (call recovers those) nor a metric's or
+			// the Clock's (guarded): the backend's Start or Settle. The
+			// worker goes on once the batch is finished.
+			q.s.contain(&q.queueBase, "backend panicked in Start or Settle", v)
+		}
 		if !b.holding {
 			b.mu.Lock()
 		}
@@ -114,6 +120,9 @@ func (b *batch[T, K]) run() (abandoned bool) {
 		// The batch is not recycled: it is dropped.
 		defer b.mu.Unlock()
 		defer func() {
+			if v := recover(); v != nil { // the backend's Settle, below
+				q.s.contain(&q.queueBase, "backend panicked in Settle", v)
+			}
 			if !b.abandoned && !b.finished {
 				b.finishLocked(scope.Failed(scope.ErrGoexit))
 			}
@@ -196,7 +205,7 @@ func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
 	if q.lease > 0 {
 		lease = now.Add(q.lease)
 	}
-	if err := q.call("Start", func() error { return q.backend.Start(b.ctx, c, now, lease) }); err != nil {
+	if err := q.backend.Start(b.ctx, c, now, lease); err != nil {
 		// stale (rescued) or disabled meanwhile: the scope's close puts it
 		// back
 		if !errors.Is(err, ErrStale) && !errors.Is(err, ErrWrongState) {
@@ -263,14 +272,16 @@ func (b *batch[T, K]) settleLocked(c *Claim[T, K], err error, end time.Time) {
 	}
 }
 
-// call calls the backend's method in through f, which a worker calls for
-// each run: a panic of the backend's becomes an error, logged with its
-// stack, so that it takes neither the worker nor the process down, and
-// the queue is left alone for a second (see Scheduler.contain), as it is
-// when f ends the goroutine, so that a broken backend is not called in a
-// tight loop. The entry is then left as the backend left it: one not
-// started goes back when its batch's scope closes, and so does one whose
-// settlement failed, if the backend still holds it claimed.
+// call calls the backend's method in through f on a goroutine other than
+// a worker's (the reaper's, Stop's, the metrics loop's), whose batch.run
+// recovers the panics of Start and Settle at no cost per run: a panic of
+// the backend's becomes an error, logged with its stack, so that it takes
+// neither the goroutine nor the process down, and the queue is left alone
+// for a second (see Scheduler.contain), as it is when f ends the
+// goroutine, so that a broken backend is not called in a tight loop. The
+// entry is then left as the backend left it: one not started goes back
+// when its batch's scope closes, and so does one whose settlement failed,
+// if the backend still holds it claimed.
 func (q *queueBase) call(in string, f func() error) (err error) {
 	returned := false
 	defer func() {
@@ -301,7 +312,7 @@ func (b *batch[T, K]) settleAs(c *Claim[T, K], o Outcome) {
 		q.inflight.Add(-1)
 		b.settled++
 	}()
-	if err := q.call("Settle", func() error { return q.backend.Settle(b.ctx, c, o) }); err != nil && !errors.Is(err, ErrStale) {
+	if err := q.backend.Settle(b.ctx, c, o); err != nil && !errors.Is(err, ErrStale) {
 		q.s.warn("backend Settle failed", q.name, err)
 	}
 }
@@ -421,7 +432,8 @@ func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64) (held, abandoned, 
 			return true, true, b.abandonLocked(true)
 		}
 		b.gone[i] = true
-		b.settleAs(c, Outcome{Kind: OutcomeRerun, Finished: b.q.s.clock.Now()})
+		o := Outcome{Kind: OutcomeRerun, Finished: b.q.s.clock.Now()}
+		_ = b.q.call("Settle", func() error { b.settleAs(c, o); return nil }) // not the worker's goroutine: see call
 		return true, false, false
 	}
 	return false, false, false
@@ -475,7 +487,7 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 		q.running.Add(-1)
 		b.started = time.Time{}
 		b.gone[b.cur] = true
-		b.settleAs(c, o)
+		_ = q.call("Settle", func() error { b.settleAs(c, o); return nil }) // not the worker's goroutine: see call
 	}
 	return poisoned
 }
