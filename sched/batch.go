@@ -273,8 +273,9 @@ func (b *batch[T, K]) settleLocked(c *Claim[T, K], err error, end time.Time) {
 }
 
 // call calls the backend's method in through f on a goroutine other than
-// a worker's (the reaper's, Stop's, the metrics loop's), whose batch.run
-// recovers the panics of Start and Settle at no cost per run: a panic of
+// a worker's (a loop's, the timekeeper's, the reaper's, Stop's, the
+// metrics loop's), whose batch.run recovers the panics of Start and Settle
+// at no cost per run: a panic of
 // the backend's becomes an error, logged with its stack, so that it takes
 // neither the goroutine nor the process down, and the queue is left alone
 // for a second (see Scheduler.contain), as it is when f ends the
@@ -315,6 +316,12 @@ func (b *batch[T, K]) settleAs(c *Claim[T, K], o Outcome) {
 	if err := q.backend.Settle(b.ctx, c, o); err != nil && !errors.Is(err, ErrStale) {
 		q.s.warn("backend Settle failed", q.name, err)
 	}
+}
+
+// settleElsewhere is settleAs on a goroutine other than the batch's
+// worker (the reaper's, Stop's), which call guards against the backend.
+func (b *batch[T, K]) settleElsewhere(c *Claim[T, K], o Outcome) {
+	_ = b.q.call("Settle", func() error { b.settleAs(c, o); return nil })
 }
 
 // finishLocked closes the batch's scope with exit (entries not settled go
@@ -432,8 +439,7 @@ func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64) (held, abandoned, 
 			return true, true, b.abandonLocked(true)
 		}
 		b.gone[i] = true
-		o := Outcome{Kind: OutcomeRerun, Finished: b.q.s.clock.Now()}
-		_ = b.q.call("Settle", func() error { b.settleAs(c, o); return nil }) // not the worker's goroutine: see call
+		b.settleElsewhere(c, Outcome{Kind: OutcomeRerun, Finished: b.q.s.clock.Now()})
 		return true, false, false
 	}
 	return false, false, false
@@ -487,7 +493,7 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 		q.running.Add(-1)
 		b.started = time.Time{}
 		b.gone[b.cur] = true
-		_ = q.call("Settle", func() error { b.settleAs(c, o); return nil }) // not the worker's goroutine: see call
+		b.settleElsewhere(c, o)
 	}
 	return poisoned
 }

@@ -252,19 +252,12 @@ func (s *Scheduler) charge(q *queueBase, charged, used time.Duration, runs int) 
 	}
 }
 
-// dispatch calls q's dispatch, containing a panic of its backend: it is
-// logged, the queue is skipped for a second, and nothing is dispatched.
+// dispatch calls q's dispatch, containing a panic of its backend (see
+// queueBase.call): it is logged, the queue is skipped for a second, and
+// nothing is dispatched.
 func (s *Scheduler) dispatch(ctx context.Context, q runner, permit governor.Permit, charged time.Duration) (w work) {
 	now := s.clock.Now()
-	returned := false
-	defer func() {
-		if v := recover(); v != nil || !returned {
-			s.contain(q.base(), "backend panicked in Take", exitValue(v))
-			w = nil
-		}
-	}()
-	w = q.dispatch(ctx, now, permit, charged)
-	returned = true
+	_ = q.base().call("Take", func() error { w = q.dispatch(ctx, now, permit, charged); return nil })
 	return w
 }
 

@@ -603,25 +603,23 @@ func (s *Scheduler) Logger() *slog.Logger { return s.log }
 // none). A panic of q's backend is contained: logged, and q is looked at
 // again in a second.
 func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp int64) {
-	returned := false
-	defer func() {
-		if v := recover(); v != nil || !returned {
-			s.contain(q.base(), "backend panicked in Promote or Expire", exitValue(v))
-			due, exp = now.Add(time.Second).UnixNano(), 0
-		}
-	}()
-	if until := q.base().blockedUntil.Load(); until > now.UnixNano() {
-		returned = true
+	b := q.base()
+	if until := b.blockedUntil.Load(); until > now.UnixNano() {
 		return until, 0 // left alone (see contain): looked at again then
 	}
-	due = q.base().due.Load()
-	if due != 0 && due <= now.UnixNano() {
-		due = q.promote(ctx, now)
+	err := b.call("Promote or Expire", func() error {
+		due = b.due.Load()
+		if due != 0 && due <= now.UnixNano() {
+			due = q.promote(ctx, now)
+		}
+		if t, ok := q.expire(ctx, now); ok {
+			exp = t.UnixNano()
+		}
+		return nil
+	})
+	if err != nil {
+		return now.Add(time.Second).UnixNano(), 0
 	}
-	if t, ok := q.expire(ctx, now); ok {
-		exp = t.UnixNano()
-	}
-	returned = true
 	return due, exp
 }
 
