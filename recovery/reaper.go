@@ -393,9 +393,8 @@ func (r *Reaper) hook(a Alert) {
 
 // count increments the counter that pick selects among queue's metrics. A
 // provider or a metric that panics or calls runtime.Goexit (see loop)
-// switches the reaper's metrics off, with
-// one error logged: it never ends the reaper or the process. A nil metric
-// is skipped.
+// switches the reaper's metrics off, with one error logged: it never ends
+// the reaper or the process. A nil metric is skipped.
 func (r *Reaper) count(queue string, pick func(*queueMetrics) sched.CounterMetric) {
 	if r.cfg.Metrics == nil || r.metricsOff.Load() {
 		return
