@@ -83,11 +83,7 @@ func (t *brokenTimer) Stop()                 { t.c.check("Timer.Stop"); t.t.Stop
 // Clock is clock, guarded.
 func guarded(t *testing.T, clock sched.Clock, log *logbuf.Buffer) *sched.Scheduler {
 	t.Helper()
-	s, err := sched.New(sched.Config{Clock: clock, Logger: log.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return must.New(t, sched.Config{Clock: clock, Logger: log.Logger()})
 }
 
 // waitFor waits for tm to fire, which must take want from now.
@@ -271,10 +267,7 @@ func TestAClockThatEndsItsGoroutineStrandsNothing(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var log logbuf.Buffer
 				clock := new(brokenClock)
-				s, err := sched.New(sched.Config{Workers: 1, Loops: 1, Clock: clock, Logger: log.Logger()})
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := must.New(t, sched.Config{Workers: 1, Loops: 1, Clock: clock, Logger: log.Logger()})
 				var runs atomic.Int64
 				q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(_ context.Context, j *sched.Job[int, int]) error {
 					runs.Add(1)

@@ -3,8 +3,6 @@ package sched_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -43,7 +41,7 @@ func (f *faulty) Promote(ctx context.Context, now time.Time) (time.Time, bool, e
 func TestPanickingBackendIsContained(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		s := newScheduler(t, sched.Config{Workers: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		s := newScheduler(t, sched.Config{Workers: 2, Logger: quiet})
 		var runs atomic.Int64
 		b := &faulty{Backend: sched.NewMemory[int, int]()}
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Handler: func(context.Context, *sched.Job[int, int]) error {
@@ -123,14 +121,14 @@ func (m *panickyMetric) Observe(float64) { m.hit() }
 func TestPanickingMetricsAreContained(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"panic", "nil"} {
-		s := newScheduler(t, sched.Config{Workers: 1, Metrics: &panicky{newMode: mode}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		s := newScheduler(t, sched.Config{Workers: 1, Metrics: &panicky{newMode: mode}, Logger: quiet})
 		_, err := sched.NewQueue(s, "q", sched.QueueConfig[int, int]{Handler: func(context.Context, *sched.Job[int, int]) error { return nil }})
 		if !errors.Is(err, sched.ErrInvalid) {
 			t.Errorf("NewQueue with a provider that returns %s: %v, want ErrInvalid", mode, err)
 		}
 	}
 	p := &panicky{}
-	s := newScheduler(t, sched.Config{Workers: 2, Metrics: p, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s := newScheduler(t, sched.Config{Workers: 2, Metrics: p, Logger: quiet})
 	done := make(chan int, 64)
 	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(_ context.Context, j *sched.Job[int, int]) error {
 		done <- j.Payload
@@ -161,7 +159,7 @@ func TestGoexitInMetricsIsContained(t *testing.T) {
 		t.Run(which, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				p := &panicky{which: which, fault: runtime.Goexit}
-				s := newScheduler(t, sched.Config{Workers: 2, Metrics: p, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				s := newScheduler(t, sched.Config{Workers: 2, Metrics: p, Logger: quiet})
 				var runs atomic.Int64
 				q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(_ context.Context, j *sched.Job[int, int]) error {
 					runs.Add(1)
@@ -240,7 +238,7 @@ func TestFaultyBackendRunsAreContained(t *testing.T) {
 		for name, fault := range map[string]func(){"panic": func() { panic("backend bug in " + in) }, "Goexit": runtime.Goexit} {
 			t.Run(in+"/"+name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					s := newScheduler(t, sched.Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+					s := newScheduler(t, sched.Config{Workers: 1, Logger: quiet})
 					b := &faultyRuns{Backend: sched.NewMemory[int, int](), in: in, fault: fault}
 					ran, runs := make(map[int]int), 0
 					q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Handler: func(_ context.Context, j *sched.Job[int, int]) error {
@@ -281,7 +279,7 @@ func (expiredPanics) Expired(context.Context, time.Time, []sched.Claim[int, int]
 // return an error, not panic in the reaper's goroutine.
 func TestReapContainsABackendPanic(t *testing.T) {
 	t.Parallel()
-	s := newScheduler(t, sched.Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s := newScheduler(t, sched.Config{Workers: 1, Logger: quiet})
 	must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: expiredPanics{sched.NewMemory[int, int]()}, Handler: nop[int, int], Lease: time.Minute})
 	_, err := s.Inspector().Reap(context.Background(), time.Now(), 0)
 	if err == nil || !strings.Contains(err.Error(), "backend panicked") {
@@ -296,10 +294,7 @@ func TestReapContainsABackendPanic(t *testing.T) {
 func TestABackendThatAlwaysEndsTheTimekeeperLetsStopReturn(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		s, err := sched.New(sched.Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
 		b := &faultyRuns{Backend: sched.NewMemory[int, int](), in: "Promote always", fault: runtime.Goexit}
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Handler: nop[int, int]})
 		if err := s.Start(context.Background()); err != nil {
@@ -341,10 +336,7 @@ func (b *rescueSettleExits) Settle(ctx context.Context, c *sched.Claim[int, int]
 func TestARescueWhoseSettleEndsTheGoroutineStrandsNothing(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		s, err := sched.New(sched.Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
 		s.Inspector().EnableRescue()
 		gate := make(chan struct{})
 		var runs atomic.Int64

@@ -2,19 +2,19 @@ package sched_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"testing"
 
 	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
 )
 
 // newScheduler returns a scheduler configured by cfg, started, and stopped
 // when the test ends.
 func newScheduler(t *testing.T, cfg sched.Config) *sched.Scheduler {
 	t.Helper()
-	s, err := sched.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := must.New(t, cfg)
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -27,3 +27,6 @@ func newScheduler(t *testing.T, cfg sched.Config) *sched.Scheduler {
 }
 
 func nop[T any, K comparable](context.Context, *sched.Job[T, K]) error { return nil }
+
+// quiet discards the logs of schedulers whose faults a test provokes.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

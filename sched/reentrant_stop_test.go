@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"runtime"
 	"sync"
 	"testing"
@@ -22,10 +20,7 @@ import (
 func TestStopFromAHandlerDuringStop(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		s, err := sched.New(sched.Config{Workers: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := must.New(t, sched.Config{Workers: 2})
 		started := make(chan struct{})
 		var inner error
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
@@ -132,11 +127,8 @@ func TestStopFromADependency(t *testing.T) {
 					once sync.Once
 				)
 				r := make(stopOnce(&s, &got, &once))
-				r.cfg.Workers, r.cfg.Logger = 2, slog.New(slog.NewTextHandler(io.Discard, nil))
-				var err error
-				if s, err = sched.New(r.cfg); err != nil {
-					t.Fatal(err)
-				}
+				r.cfg.Workers, r.cfg.Logger = 2, quiet
+				s = must.New(t, r.cfg)
 				r.qcfg.Handler = func(context.Context, *sched.Job[int, int]) error {
 					time.Sleep(time.Second)
 					return errors.New("fails")
@@ -175,10 +167,7 @@ func TestStopFromADependency(t *testing.T) {
 func TestStopAndCancelAfterAHandlersStop(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		s, err := sched.New(sched.Config{Workers: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := must.New(t, sched.Config{Workers: 2})
 		inner := make(chan error, 1)
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{BatchSize: 1, Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
 			if j.Payload == 1 {

@@ -10,6 +10,17 @@ import (
 	"github.com/jobkit/jobkit/sched"
 )
 
+// New returns a scheduler configured by cfg, not started, failing the test
+// on error.
+func New(t testing.TB, cfg sched.Config) *sched.Scheduler {
+	t.Helper()
+	s, err := sched.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // Queue registers a queue, failing the test on error.
 func Queue[T any, K comparable](t testing.TB, s *sched.Scheduler, name string, cfg sched.QueueConfig[T, K]) *sched.Queue[T, K] {
 	t.Helper()
