@@ -44,10 +44,10 @@ type Config struct {
 	// or whose timer does (or whose NewTimer returns nil), or that ends
 	// the goroutine calling it (runtime.Goexit), takes nothing down: the
 	// fault is logged with its stack, and from then on the scheduler uses
-	// the system clock (see "Faults" in the package doc). Its goroutines that wait on a timer
-	// of the broken clock wake and re-arm on the system clock; a timer of
-	// Scheduler.Clock used elsewhere (recovery's reaper) moves at its next
-	// Reset, Stop or C.
+	// the system clock (see "Faults" in the package doc). Its goroutines
+	// that wait on a timer of the broken clock wake and re-arm on the
+	// system clock; a timer of Scheduler.Clock used elsewhere (recovery's
+	// reaper) moves at its next Reset, Stop or C.
 	Clock Clock
 
 	// Retention is how long final entries are kept, for queues that do not
