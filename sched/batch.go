@@ -105,11 +105,18 @@ func (b *batch[T, K]) run() (abandoned bool) {
 		if done {
 			return
 		}
-		if v := recover(); v != nil {
+		switch v := recover(); {
+		case v != nil:
 			// Not the handler's (call recovers those) nor a metric's or
 			// the Clock's (guarded): the backend's Start or Settle. The
 			// worker goes on once the batch is finished.
 			q.s.contain(&q.queueBase, "backend panicked in Start or Settle", v)
+		case b.result != scope.ErrGoexit:
+			// Not the handler: a dependency (the backend's Start or
+			// Settle, a metric, the Clock) ended the goroutine. The queue
+			// is left alone for a second, so that one that does so every
+			// time does not have workers respawned in a hot loop.
+			q.s.contain(&q.queueBase, "a dependency ended the worker's goroutine", exitValue(nil))
 		}
 		if !b.holding {
 			b.mu.Lock()

@@ -23,6 +23,17 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 	normal := false
 	defer func() {
 		if !normal {
+			v := recover()
+			if st.q == nil && v != nil {
+				panic(v) // not a dependency's: the loop's own bug
+			}
+			if st.q != nil {
+				// A dependency (the governor, the Clock) panicked or ended
+				// the goroutine while the loop served st.q: the queue is
+				// left alone for a second, so that one that does so every
+				// time does not have loops respawned in a hot loop.
+				s.contain(st.q.base(), "a dependency panicked or ended the scheduling loop's goroutine", exitValue(v))
+			}
 			st.undo(s)
 			if ctx.Err() == nil {
 				go s.loop(ctx, self) // in this one's place: s.loops does not change
