@@ -31,7 +31,9 @@ type Config struct {
 	Governor *governor.Governor
 
 	// Logger receives the scheduler's warnings (a failing backend, an
-	// abandoned run). Defaults to slog.Default().
+	// abandoned run). Defaults to slog.Default(). Its handler is called on
+	// a goroutine of its own, so that one that panics or calls
+	// runtime.Goexit loses its record and nothing else.
 	Logger *slog.Logger
 
 	// Metrics, if not nil, receives client-go's seven workqueue metrics for
@@ -77,6 +79,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	c.Logger = guardLogger(c.Logger)
 	if c.Clock == nil {
 		c.Clock = new(systemClock)
 	} else {

@@ -72,8 +72,10 @@
 // call (a run not started, or not settled, goes back when its batch
 // ends); a metric that panics switches its queue's metrics off; a Clock
 // that panics, or whose timer does, is replaced by the system clock (see
-// Config.Clock); a retry policy's Delay that panics fails the entry. Each
-// is logged, the backend's and the Clock's with their stacks.
+// Config.Clock); a retry policy's Delay that panics fails the entry; a
+// Config.Governor that panics as a loop asks it for a permit is logged and
+// the queue left alone for a second. Each is logged, the backend's, the
+// governor's and the Clock's with their stacks.
 //
 // The same holds when one of these ends the goroutine that called it
 // (runtime.Goexit), which no deferred call can stop: the scheduling loop,
@@ -83,8 +85,10 @@
 // returned) and a new one takes its place; a Delay runs on a goroutine of
 // its own, so its Goexit ends only that. An Add whose Clock or adds metric
 // ends the caller's goroutine has stored its entry if the metric did it,
-// and not if the Clock did. A Logger that panics or ends the goroutine
-// is not contained.
+// and not if the Clock did. A dependency that faults on every call (a
+// backend's Take or Start, a governor) is so retried about once a second
+// per queue, not in a hot loop of new goroutines. A Logger that panics or
+// ends its goroutine loses the record it was given, and nothing else.
 //
 // # Cost
 //

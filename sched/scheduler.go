@@ -595,7 +595,8 @@ func (s *Scheduler) timekeeper(ctx context.Context) {
 // panics as Config says, or the system clock.
 func (s *Scheduler) Clock() Clock { return s.clock }
 
-// Logger returns the scheduler's logger (Config.Logger).
+// Logger returns the scheduler's logger: Config.Logger, with its handler
+// guarded (see Config.Logger).
 func (s *Scheduler) Logger() *slog.Logger { return s.log }
 
 // keep promotes q's due entries and deletes its expired ones at now, and

@@ -1,0 +1,60 @@
+package sched_test
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
+)
+
+// brokenHandler is a slog handler whose Handle faults on every record.
+type brokenHandler struct {
+	fault   func()
+	records *atomic.Int64
+}
+
+func (brokenHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h brokenHandler) Handle(context.Context, slog.Record) error {
+	h.records.Add(1)
+	h.fault()
+	return nil
+}
+func (h brokenHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h brokenHandler) WithGroup(string) slog.Handler      { return h }
+
+// A Logger that panics or ends the goroutine (runtime.Goexit) as the
+// scheduler logs a fault, here in a worker's way out after the backend's
+// Start faulted, loses that record and nothing else: the worker still
+// gives its batch back, every job runs, and Stop returns.
+func TestABrokenLoggerStrandsNothing(t *testing.T) {
+	t.Parallel()
+	faults := map[string]func(){"panic": func() { panic("logger bug") }, "Goexit": runtime.Goexit}
+	for logName, logFault := range faults {
+		for startName, startFault := range faults {
+			t.Run("logger="+logName+"/Start="+startName, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					var records atomic.Int64
+					log := slog.New(brokenHandler{fault: logFault, records: &records})
+					s := newScheduler(t, sched.Config{Workers: 1, Logger: log})
+					b := &faultyRuns{Backend: sched.NewMemory[int, int](), in: "Start", fault: startFault}
+					var runs atomic.Int64
+					q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Handler: sleeper(0, &runs)})
+					for i := range 5 {
+						must.Add(t, q, i)
+					}
+					time.Sleep(time.Minute)
+					synctest.Wait()
+					if c := must.Counts(t, q); runs.Load() != 5 || c.Live() != 0 || records.Load() == 0 {
+						t.Errorf("%d runs, counts %+v, %d records logged; want all 5 run, nothing live, the fault logged", runs.Load(), c, records.Load())
+					}
+				})
+			})
+		}
+	}
+}
