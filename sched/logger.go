@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+
+	"github.com/jobkit/jobkit/internal/isolate"
 )
 
 // guardedHandler is the handler of the scheduler's logger: it calls
@@ -27,32 +29,30 @@ func guardLogger(l *slog.Logger) *slog.Logger {
 	return slog.New(guardedHandler{l.Handler()})
 }
 
-// try calls f on a goroutine of its own and waits for it to return, to
-// panic or to end.
-func (guardedHandler) try(f func()) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() { _ = recover() }()
-		f()
-	}()
-	<-done
-}
+// call calls f, a call of the handler, on a goroutine of its own (see
+// guardedHandler) and waits for it.
+func (guardedHandler) call(f func()) { isolate.Call(func() { inHandler(f) }) }
+
+// inHandler calls f. It is the frame by which Stop knows the goroutine of
+// a handler's call as one the scheduler waits on (see onOwnGoroutine).
+//
+//go:noinline
+func inHandler(f func()) { f() }
 
 func (g guardedHandler) Enabled(ctx context.Context, l slog.Level) (ok bool) {
-	g.try(func() { ok = g.h.Enabled(ctx, l) })
+	g.call(func() { ok = g.h.Enabled(ctx, l) })
 	return ok
 }
 
 func (g guardedHandler) Handle(ctx context.Context, r slog.Record) error {
 	err := errHandlerFault
-	g.try(func() { err = g.h.Handle(ctx, r) })
+	g.call(func() { err = g.h.Handle(ctx, r) })
 	return err
 }
 
 func (g guardedHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	h := g.h
-	g.try(func() { h = g.h.WithAttrs(as) })
+	g.call(func() { h = g.h.WithAttrs(as) })
 	if h == nil {
 		return g
 	}
@@ -61,7 +61,7 @@ func (g guardedHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (g guardedHandler) WithGroup(name string) slog.Handler {
 	h := g.h
-	g.try(func() { h = g.h.WithGroup(name) })
+	g.call(func() { h = g.h.WithGroup(name) })
 	if h == nil {
 		return g
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/jobkit/jobkit/internal/isolate"
 )
 
 // RetryPolicy says when a failed entry runs again. The delay before retry
@@ -103,15 +105,16 @@ func (p *RetryPolicy) DelayAfter(attempt int, err error) (d time.Duration, ok bo
 // it panicked or ended that goroutine. Only a failed run with a Delay of
 // its own pays for the goroutine.
 func (p *RetryPolicy) callDelay(attempt int, err error) (d time.Duration, ok bool) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() { _ = recover() }()
-		d = max(p.Delay(attempt, err), 0)
-		ok = true
-	}()
-	<-done
+	ok = isolate.Call(func() { d = p.delay(attempt, err) })
 	return d, ok
+}
+
+// delay calls p.Delay. It is the frame by which Stop knows a Delay's
+// goroutine as one a worker waits on (see onOwnGoroutine).
+//
+//go:noinline
+func (p *RetryPolicy) delay(attempt int, err error) time.Duration {
+	return max(p.Delay(attempt, err), 0)
 }
 
 // The errors a handler returns say how its run ended, beyond succeeding

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"testing"
@@ -65,6 +66,17 @@ func (b *takeStops) Take(ctx context.Context, s *scope.Scope, r sched.TakeReques
 	return b.Backend.Take(ctx, s, r, dst)
 }
 
+// stopHandler is a slog handler that calls stop at every record.
+type stopHandler struct{ stop func() }
+
+func (stopHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h stopHandler) Handle(context.Context, slog.Record) error {
+	h.stop()
+	return nil
+}
+func (h stopHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h stopHandler) WithGroup(string) slog.Handler      { return h }
+
 // promoteStops is a backend whose Promote calls stop.
 type promoteStops struct {
 	sched.Backend[int, int]
@@ -78,7 +90,7 @@ func (b *promoteStops) Promote(ctx context.Context, now time.Time) (time.Time, b
 
 // A dependency that calls Stop from one of the scheduler's goroutines (a
 // retry policy's Delay, a metric in a worker or in the gauges' loop, a
-// backend's Take in a loop, a Clock in any of them) does not deadlock: its
+// backend's Take in a loop, a Clock in any of them, the Logger) does not deadlock: its
 // Stop returns nil, the scheduler stops and drains, and no goroutine is
 // left (synctest.Test fails if one is blocked).
 func TestStopFromADependency(t *testing.T) {
@@ -108,6 +120,12 @@ func TestStopFromADependency(t *testing.T) {
 		"backend Promote (the timekeeper)": func(stop func()) rig {
 			return rig{qcfg: sched.QueueConfig[int, int]{Backend: &promoteStops{sched.NewMemory[int, int](), stop}}}
 		},
+		"Logger (a backend's panic logged by a loop)": func(stop func()) rig {
+			return rig{
+				cfg:  sched.Config{Logger: slog.New(stopHandler{stop})},
+				qcfg: sched.QueueConfig[int, int]{Backend: &faulty{Backend: sched.NewMemory[int, int]()}},
+			}
+		},
 		"backend Take": func(stop func()) rig {
 			return rig{qcfg: sched.QueueConfig[int, int]{Backend: &takeStops{sched.NewMemory[int, int](), stop}}}
 		},
@@ -127,7 +145,10 @@ func TestStopFromADependency(t *testing.T) {
 					once sync.Once
 				)
 				r := make(stopOnce(&s, &got, &once))
-				r.cfg.Workers, r.cfg.Logger = 2, quiet
+				r.cfg.Workers = 2
+				if r.cfg.Logger == nil {
+					r.cfg.Logger = quiet
+				}
 				s = must.New(t, r.cfg)
 				r.qcfg.Handler = func(context.Context, *sched.Job[int, int]) error {
 					time.Sleep(time.Second)

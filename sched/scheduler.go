@@ -363,13 +363,15 @@ func (s *Scheduler) halt(cancel bool) (started bool) {
 
 // ownGoroutines are the functions at the root of the scheduler's
 // goroutines: the workers (and the handlers they call), the loops, the
-// helpers, and the goroutine a worker waits on for a retry policy's Delay.
+// helpers, and the goroutines the scheduler waits on for a retry policy's
+// Delay and for the Logger's handler.
 var ownGoroutines = map[string]bool{
-	"github.com/jobkit/jobkit/sched.(*Scheduler).worker":            true,
-	"github.com/jobkit/jobkit/sched.(*Scheduler).loop":              true,
-	"github.com/jobkit/jobkit/sched.(*Scheduler).timekeeper":        true,
-	"github.com/jobkit/jobkit/sched.(*Scheduler).metricsLoop":       true,
-	"github.com/jobkit/jobkit/sched.(*RetryPolicy).callDelay.func1": true,
+	"github.com/jobkit/jobkit/sched.(*Scheduler).worker":      true,
+	"github.com/jobkit/jobkit/sched.(*Scheduler).loop":        true,
+	"github.com/jobkit/jobkit/sched.(*Scheduler).timekeeper":  true,
+	"github.com/jobkit/jobkit/sched.(*Scheduler).metricsLoop": true,
+	"github.com/jobkit/jobkit/sched.(*RetryPolicy).delay":     true,
+	"github.com/jobkit/jobkit/sched.inHandler":                true,
 }
 
 // onOwnGoroutine reports whether the calling goroutine is one of the
