@@ -101,17 +101,33 @@ type Config struct {
 	UsageWindow time.Duration
 
 	// Logger receives the Governor's reports: a panicking Sampler (at level
-	// Error, with the panic's value and stack), the first of a run of failed
+	// Error, with the panic's value and stack), a NowFunc that faults on the
+	// sampling goroutine (Error, see NowFunc), the first of a run of failed
 	// samples and a late Sampler (Warn), and sampling that recovers (Info).
-	// The sampling goroutine logs, outside the Governor's lock; a panic in the
-	// handler is recovered and the record dropped, but a handler that blocks
-	// delays sampling. Defaults to slog.Default() at the time of New.
+	// The sampling goroutine logs outside the Governor's lock, each record
+	// through a goroutine of its own that it waits for: a handler that panics
+	// (recovered) or calls runtime.Goexit loses its record but does not stop
+	// sampling; a handler that blocks delays sampling. Defaults to
+	// slog.Default() at the time of New.
 	Logger *slog.Logger
 
 	// NowFunc returns the current time, for usage accounting, sample ages and
 	// the phases of MaxHold. Sampling and lateness (two Intervals without a
 	// sample) are timed by the runtime's timers, not by NowFunc. Defaults to
 	// time.Now.
+	//
+	// The sampling goroutine calls NowFunc to apply a sample, to mark the
+	// reading late and to evict idle usage keys. A call there that panics or
+	// calls runtime.Goexit loses what it was for (the sample is not applied,
+	// the reading is marked late an Interval later, the keys are evicted at a
+	// later tick) and is logged at level Error, a panic with its stack; a new
+	// sampling goroutine takes over, at once, or at the next tick if one
+	// already faulted since the last, so a NowFunc that always faults costs
+	// a goroutine and a record an Interval. If applying the first sample
+	// faults, Start returns as after a failed first sample: the reading is
+	// stale until a sample is applied. Elsewhere NowFunc runs on the caller's
+	// goroutine, where its panic is the caller's: in New, Snapshot, Usage,
+	// and the Acquire, TryAcquire and Release of a Permit with a key.
 	NowFunc func() time.Time
 }
 

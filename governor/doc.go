@@ -36,13 +36,16 @@
 //     keeps the last good reading, marks it stale and follows
 //     Config.StalePolicy: admit on slots alone (the default) or refuse until a
 //     sample succeeds. A panic is recovered and logged with its stack
-//     (Config.Logger); sampling goes on.
+//     (Config.Logger); sampling goes on. So it does when Config.NowFunc
+//     panics or calls runtime.Goexit on the sampling goroutine (a new one
+//     takes its place), or a Logger's handler does.
 //
 // # Lifetime
 //
 // New starts nothing. Start starts the sampling goroutine, which runs each
-// call of the Sampler on a short-lived goroutine of its own, and waits for
-// the first sample; Stop stops sampling and waits for both. After Stop nothing
+// call of the Sampler, and of the Logger, on a short-lived goroutine of its
+// own, and waits for the first sample; Stop stops sampling and waits for
+// all of them. After Stop nothing
 // is admitted.
 // Before Start the Governor has no reading: it is stale.
 //

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"time"
+
+	"github.com/jobkit/jobkit/internal/isolate"
 )
 
 // lateIntervals is how many intervals a reading may go without a returned
@@ -18,6 +20,21 @@ type sampled struct {
 	err error
 }
 
+// loopState is what the sampling loop holds. It outlives a run of the loop
+// that a call on its goroutine ends (see fault), so that the run taking its
+// place goes on where it stopped: Start still waits on first, Stop on
+// stopped and on the sample under way, and the ticker and the timer keep
+// their times.
+type loopState struct {
+	first   chan struct{} // closed once the first sample is applied, applying it faulted or Stop came first; nil then
+	stopped chan struct{} // closed when the last run has returned
+	results chan sampled  // the outcome of the sample under way
+	busy    bool          // a sample is under way: its outcome is still to come on results
+	faulted bool          // a run faulted since the last tick the loop took in its stride
+	tick    *time.Ticker
+	late    *time.Timer
+}
+
 // loop runs the sampling: it calls the Sampler at once, closes first when
 // that call has been applied, and calls it again on every tick of the
 // interval while no call is under way. Each call runs on a goroutine of its
@@ -25,48 +42,129 @@ type sampled struct {
 // hangs. When ctx is cancelled, the loop waits for a call under way to
 // return, then closes stopped.
 func (g *Governor) loop(ctx context.Context, first, stopped chan struct{}) {
-	defer close(stopped)
+	st := &loopState{
+		first: first, stopped: stopped, results: make(chan sampled, 1), busy: true,
+		late: time.NewTimer(lateIntervals * g.cfg.Interval),
+		tick: time.NewTicker(g.cfg.Interval),
+	}
+	go g.sample(ctx, st.results)
+	g.run(ctx, st, false)
+}
+
+// run is the loop proper, on st. The Sampler and the Logger run on
+// goroutines of their own, but Config.NowFunc is called here, and may panic
+// or end the goroutine (runtime.Goexit): then run's way out, telling that
+// from a return, hands st on to fault, which starts a new run. A new run
+// that waits for a tick (afterFault) drops the outcome of a sample that
+// returns meanwhile, rather than apply it late as fresh; at the tick it
+// starts a sample and leaves that tick's sweep to the next.
+func (g *Governor) run(ctx context.Context, st *loopState, afterFault bool) {
+	returned := false
 	defer func() {
-		if first != nil { // stopped during the first sample
-			close(first)
+		if !returned {
+			g.fault(ctx, st, recover())
+			return
 		}
+		st.end()
 	}()
 	lateAfter := lateIntervals * g.cfg.Interval
-	late := time.NewTimer(lateAfter)
-	defer late.Stop()
-	tick := time.NewTicker(g.cfg.Interval)
-	defer tick.Stop()
-	results := make(chan sampled, 1)
-	go g.sample(ctx, results)
-	busy := true
-	for {
+	for afterFault {
 		select {
-		case s := <-results:
-			busy = false
-			if first == nil && ctx.Err() != nil {
-				return
-			}
-			g.apply(s)
-			late.Reset(lateAfter)
-			if first != nil {
-				close(first)
-				first = nil
-			}
-		case <-tick.C:
-			g.usage.sweep()
-			if !busy {
-				busy = true
-				go g.sample(ctx, results)
-			}
-		case <-late.C:
-			g.markLate(lateAfter)
+		case <-st.results:
+			st.busy = false // dropped: the tick starts a fresher sample
+		case <-st.tick.C:
+			g.startSample(ctx, st)
+			afterFault = false
 		case <-ctx.Done():
-			if busy {
-				<-results // Stop waits for the Sampler to return
-			}
+			returned = true
 			return
 		}
 	}
+	for {
+		select {
+		case s := <-st.results:
+			st.busy = false
+			if st.first == nil && ctx.Err() != nil {
+				returned = true
+				return
+			}
+			g.apply(s)
+			st.late.Reset(lateAfter)
+			if st.first != nil {
+				close(st.first)
+				st.first = nil
+			}
+		case <-st.tick.C:
+			st.faulted = false
+			g.startSample(ctx, st) // first, so that a sweep that faults costs the tick no sample
+			g.usage.sweep()
+		case <-st.late.C:
+			// Armed again while markLate runs, so that if it faults the
+			// reading is marked late an Interval on all the same.
+			st.late.Reset(g.cfg.Interval)
+			g.markLate(lateAfter)
+			st.late.Stop()
+		case <-ctx.Done():
+			returned = true
+			return
+		}
+	}
+}
+
+// startSample starts a sample unless one is under way.
+func (g *Governor) startSample(ctx context.Context, st *loopState) {
+	if !st.busy {
+		st.busy = true
+		go g.sample(ctx, st.results)
+	}
+}
+
+// fault takes over from a run that a call on its goroutine ended, by a panic
+// with value v or, if v is nil, by runtime.Goexit; what the call was doing
+// (applying a sample, marking the reading late, sweeping) is lost. fault logs
+// it, then starts a new run on st, or ends sampling if ctx is done.
+//
+// If applying the first sample faulted, first is closed: Start returns as
+// after a failed first sample, with no reading (stale), and the next sample
+// that is applied brings one.
+//
+// The new run starts at once after the first fault since the loop last took
+// a tick in its stride, else at the next tick: a run that faults at every
+// turn, as with a NowFunc that always panics, is replaced at most twice
+// between two ticks and once a tick while the faults go on, not in a hot
+// loop.
+func (g *Governor) fault(ctx context.Context, st *loopState, v any) {
+	if st.first != nil && !st.busy { // the first sample has returned, yet first is open: applying it faulted
+		close(st.first)
+		st.first = nil
+	}
+	if v != nil {
+		g.log(slog.LevelError, "governor: a call on the sampling goroutine panicked", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	} else {
+		g.log(slog.LevelError, "governor: a call on the sampling goroutine called runtime.Goexit")
+	}
+	if ctx.Err() != nil {
+		st.end()
+		return
+	}
+	afterFault := st.faulted
+	st.faulted = true
+	go g.run(ctx, st, afterFault)
+}
+
+// end ends sampling: it waits for a sample under way (Stop waits for the
+// Sampler to return), then closes first if it is still open (Stop came
+// during the first sample) and stopped.
+func (st *loopState) end() {
+	if st.busy {
+		<-st.results
+	}
+	if st.first != nil {
+		close(st.first)
+	}
+	st.tick.Stop()
+	st.late.Stop()
+	close(st.stopped)
 }
 
 // sample calls the Sampler once and sends the outcome to out: its reading and
@@ -138,9 +236,9 @@ func (g *Governor) markLate(lateAfter time.Duration) {
 	g.log(slog.LevelWarn, "governor: sampler late; reading stale", "after", lateAfter)
 }
 
-// log hands a record to Config.Logger. A panic in its handler is recovered
-// and the record dropped: a broken logger does not stop sampling.
+// log hands a record to Config.Logger on a goroutine of its own and waits
+// for it, as sample does with the Sampler: a handler that panics (recovered)
+// or calls runtime.Goexit loses the record, but does not stop sampling.
 func (g *Governor) log(level slog.Level, msg string, args ...any) {
-	defer func() { _ = recover() }()
-	g.cfg.Logger.Log(context.Background(), level, msg, args...)
+	isolate.Call(func() { g.cfg.Logger.Log(context.Background(), level, msg, args...) })
 }
