@@ -155,6 +155,27 @@
 // runs. Runs are not retried unless the job asks, with [WithRetry]; a retry
 // never delays the job's next time.
 //
+// A [Schedule] whose Next panics, or calls runtime.Goexit on a goroutine of
+// the scheduler (deciding a job's next time at a dispatch, at the end of a
+// run, or in the walk over missed runs), stops its job until
+// [Engine.Update]: the panic, or an error wrapping [scope.ErrGoexit]
+// ("Schedule.Next called runtime.Goexit"), is joined to the job's last
+// outcome ([JobInfo].LastErr) and Next is not called again. Missed runs
+// already decided still run; after a Goexit the run that was due does not
+// start, and the scheduler replaces its worker. A Next that calls
+// runtime.Goexit in a management call ends the caller's goroutine and
+// leaves the engine whole, its locks free: [Engine.Register] has registered
+// nothing, [Engine.Update] has changed nothing, and [Engine.Resume] has
+// resumed the job and stopped it as above. A Clock or metric of a shared
+// [Config.Scheduler] that calls runtime.Goexit (package sched contains it,
+// and then no longer calls it) loses nothing either: at the end of a run,
+// the run is recorded and the job goes on at its next times; in a
+// management call, which it ends, the job's entry is placed on the
+// goroutine's way out. A LeaderFunc that calls runtime.Goexit skips the run
+// (and is logged); a retry policy's Delay runs on a goroutine of its own,
+// and one that ends it gives no retry. A Logger that panics or calls
+// runtime.Goexit is not contained.
+//
 // Leadership. [Config.LeaderFunc] decides, each time a run is due, whether
 // this process runs it; a multi-machine deployment plugs its election in
 // there. Times at which this process is not the leader are skipped here and

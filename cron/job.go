@@ -72,7 +72,7 @@ type job struct {
 
 	last     time.Time // scheduled time of the last started run
 	lastErr  error     // the last run's outcome
-	schedErr error     // a panic of the schedule's Next, which stopped the job
+	schedErr error     // a panic or Goexit of the schedule's Next, which stopped the job
 	runs     int64
 	failures int64
 }
@@ -97,11 +97,12 @@ func (j *job) drop() {
 
 // nextAfter returns the first activation after t, or the zero time when
 // there is none or the schedule panicked (which is then the job's last
-// outcome).
+// outcome). If the schedule's Next calls runtime.Goexit, nextAfter does not
+// return: the job is stopped on the goroutine's way out (see stop).
 func (j *job) nextAfter(t time.Time) time.Time {
-	n, err := safeNext(j.s, t)
+	n, err := safeNext(j.s, t, j.nextExited)
 	if err != nil {
-		j.schedErr = fmt.Errorf("cron: job %q: schedule: %w", j.name, err)
+		j.stop(err)
 	}
 	return n
 }
@@ -110,19 +111,19 @@ func (j *job) nextAfter(t time.Time) time.Time {
 // some, drop the rest). At a dispatch (onTime), an activation whose run is
 // merely late is not missed: only when the following activation has passed
 // too are they missed; after a run every activation before its end was
-// missed.
+// missed. A schedule that panics stops the job, as in nextAfter.
 func (j *job) advance(now time.Time, onTime bool) {
 	if j.next.IsZero() || !j.next.Before(now) {
 		return
 	}
 	if onTime && len(j.catchup) == 0 {
-		if n2, err := safeNext(j.s, j.next); err == nil && (n2.IsZero() || !n2.Before(now)) {
+		if n2, err := safeNext(j.s, j.next, j.nextExited); err == nil && (n2.IsZero() || !n2.Before(now)) {
 			return
 		}
 	}
-	runs, next, err := safeDue(j.s, j.next.Add(-1), now, j.missed)
+	runs, next, err := safeDue(j.s, j.next.Add(-1), now, j.missed, j.nextExited)
 	if err != nil {
-		j.schedErr = fmt.Errorf("cron: job %q: schedule: %w", j.name, err)
+		j.stop(err)
 	}
 	j.catchup = append(j.catchup, runs...)
 	if over := len(j.catchup) - j.missed.n; over > 0 {
@@ -131,26 +132,58 @@ func (j *job) advance(now time.Time, onTime bool) {
 	j.next = next
 }
 
-// safeNext calls s.Next(t), turning a panic into an error.
-func safeNext(s Schedule, t time.Time) (n time.Time, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			n, err = time.Time{}, &scope.PanicError{Value: r, Stack: debug.Stack()}
-		}
-	}()
-	n, _ = nextOf(s, t)
-	return n, nil
+// errNextGoexit is the fault of a schedule whose Next called
+// runtime.Goexit.
+var errNextGoexit = fmt.Errorf("Schedule.Next called runtime.Goexit (%w)", scope.ErrGoexit)
+
+// stop records err, a fault of the job's schedule, as part of the job's
+// last outcome, and stops the job: it has no next activation until Update.
+// Missed runs already decided still run.
+func (j *job) stop(err error) {
+	j.schedErr = fmt.Errorf("cron: job %q: schedule: %w", j.name, err)
+	j.next = time.Time{}
 }
 
-// safeDue calls Due, turning a panic of s into an error and no next time.
-func safeDue(s Schedule, last, now time.Time, m Missed) (runs []time.Time, next time.Time, err error) {
+// nextExited is the exited function of the job's calls of its schedule: a
+// Next that ends the goroutine (runtime.Goexit) stops the job as a Next
+// that panics does. The caller's own way out (its deferred unlock of
+// Engine.mu) then leaves the job's state as stop left it.
+func (j *job) nextExited() { j.stop(errNextGoexit) }
+
+// safeNext calls s.Next(t), turning a panic into an error. If Next calls
+// runtime.Goexit, safeNext does not return, and calls exited (if not nil)
+// on the goroutine's way out (see protect).
+func safeNext(s Schedule, t time.Time, exited func()) (n time.Time, err error) {
+	err = protect(func() { n, _ = nextOf(s, t) }, exited)
+	return n, err
+}
+
+// safeDue calls Due, turning a panic of s into an error and no next time,
+// and a runtime.Goexit of s into a call of exited, as safeNext does.
+func safeDue(s Schedule, last, now time.Time, m Missed, exited func()) (runs []time.Time, next time.Time, err error) {
+	if err = protect(func() { runs, next = Due(s, last, now, m) }, exited); err != nil {
+		return nil, time.Time{}, err
+	}
+	return runs, next, nil
+}
+
+// protect calls f, user code on a path that must not be left half done,
+// and returns a *scope.PanicError if f panicked. If f calls runtime.Goexit,
+// which no deferred call can stop, protect notices it (f did not return)
+// and calls exited, if not nil, before the goroutine's exit goes on through
+// its caller's deferred calls: exited records what the caller would have.
+func protect(f func(), exited func()) (err error) {
+	returned := false
 	defer func() {
 		if r := recover(); r != nil {
-			runs, next, err = nil, time.Time{}, &scope.PanicError{Value: r, Stack: debug.Stack()}
+			err = &scope.PanicError{Value: r, Stack: debug.Stack()}
+		} else if !returned && exited != nil {
+			exited()
 		}
 	}()
-	runs, next = Due(s, last, now, m)
-	return runs, next, nil
+	f()
+	returned = true
+	return nil
 }
 
 // checkRetry returns an error for an invalid retry policy.
@@ -192,7 +225,9 @@ type JobInfo struct {
 	// succeeded (or none ended), its error, or a [*scope.PanicError] if it
 	// panicked, or [scope.ErrGoexit] if it called runtime.Goexit. Joined
 	// to it (errors.Join) is the panic of a Schedule whose Next panicked,
-	// which stops the job until Update.
+	// or an error wrapping [scope.ErrGoexit] ("Schedule.Next called
+	// runtime.Goexit") for one whose Next ended the engine's goroutine:
+	// either stops the job until Update.
 	LastErr error
 	// Runs counts the runs that ended, Failures those that failed.
 	Runs, Failures int64

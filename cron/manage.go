@@ -19,7 +19,11 @@ import (
 //
 // The engine calls s.Next with its lock held: s must be quick and must not
 // call the engine (the schedules of Parse and Every take well under a
-// microsecond). A Next that panics stops the job (see [JobInfo].LastErr).
+// microsecond). A Next that panics, or that calls runtime.Goexit on the
+// scheduler's goroutine, stops the job (see [JobInfo].LastErr); one that
+// calls runtime.Goexit in a call of the engine (Register, Update, Resume)
+// ends the caller's goroutine (see "Failures" in the package
+// documentation).
 //
 // It returns an error wrapping [ErrInvalidJob] for an empty name, a nil s
 // or fn, an invalid retry policy, a nil ctx, or an s whose Next panics;
@@ -78,9 +82,9 @@ func (e *Engine) register(ctx context.Context, name string, s Schedule, fn Func,
 	j := &job{name: name, s: s, fn: fn, missed: o.missed, retry: o.retry}
 	var err error
 	if o.lastRun.IsZero() {
-		j.next, err = safeNext(s, now)
+		j.next, err = safeNext(s, now, nil)
 	} else {
-		j.next, err = safeNext(s, o.lastRun)
+		j.next, err = safeNext(s, o.lastRun, nil)
 		if err == nil {
 			j.advance(now, false)
 		}
@@ -133,7 +137,7 @@ func (e *Engine) Update(ctx context.Context, name string, s Schedule) error {
 	e.opMu.Lock()
 	defer e.opMu.Unlock()
 	now := e.now()
-	next, err := safeNext(s, now)
+	next, err := safeNext(s, now, nil)
 	if err != nil {
 		return fmt.Errorf("%w: job %q: schedule: %w", ErrInvalidJob, name, err)
 	}
@@ -220,28 +224,33 @@ func (e *Engine) setPaused(ctx context.Context, name string, paused bool) error 
 	}
 	e.opMu.Lock()
 	defer e.opMu.Unlock()
+	j, wake, err := e.markPaused(name, paused)
+	if err != nil || wake.IsZero() {
+		return err
+	}
+	return e.place(ctx, j, wake, paused)
+}
+
+// markPaused is setPaused's change of the job, under mu: it returns the
+// job and its wake-up, or none. mu is let go by a deferred call, so that a
+// schedule whose Next ends the goroutine (runtime.Goexit) leaves it free.
+func (e *Engine) markPaused(name string, paused bool) (*job, time.Time, error) {
 	now := e.now()
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	j := e.jobs[name]
 	switch {
 	case j == nil:
-		e.mu.Unlock()
-		return fmt.Errorf("%w: %q", ErrUnknownJob, name)
+		return nil, time.Time{}, fmt.Errorf("%w: %q", ErrUnknownJob, name)
 	case j.paused == paused:
-		e.mu.Unlock()
-		return nil
+		return nil, time.Time{}, nil
 	}
 	j.paused = paused
 	if !paused {
 		j.drop()
 		j.next = j.nextAfter(now)
 	}
-	wake := j.wake(now)
-	e.mu.Unlock()
-	if wake.IsZero() {
-		return nil
-	}
-	return e.place(ctx, j, wake, paused)
+	return j, j.wake(now), nil
 }
 
 // Jobs returns the registered jobs, sorted by name. Cost: O(n log n) for n

@@ -3,7 +3,6 @@ package cron
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/jobkit/jobkit/sched"
@@ -117,10 +116,15 @@ func (e *Engine) end(r *run, ran bool, err error) (wake time.Time) {
 	return time.Time{}
 }
 
-// settleRun is end's update of the job's state, under mu.
+// settleRun is end's update of the job's state, under mu. The run is
+// released and recorded before the clock is read, so that a Clock that
+// ends the goroutine (runtime.Goexit; the scheduler tells the time by the
+// system clock from then on) cannot leave the job running for ever, and
+// Stop waiting: the entry's settlement (see store) and the next begin then
+// decide what the job does next. A schedule that ends the goroutine stops
+// the job (see job.nextAfter).
 func (e *Engine) settleRun(r *run, ran bool, err error, delay time.Duration, canRetry bool) time.Time {
 	j := r.j
-	now := e.now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	j.running = false
@@ -136,6 +140,7 @@ func (e *Engine) settleRun(r *run, ran bool, err error, delay time.Duration, can
 	} else {
 		j.last = r.prevLast
 	}
+	now := e.now()
 	cur := e.jobs[j.name]
 	switch {
 	case cur == nil:
@@ -155,12 +160,11 @@ func (e *Engine) settleRun(r *run, ran bool, err error, delay time.Duration, can
 	return cur.wake(now)
 }
 
-// call runs fn, turning a panic into a *scope.PanicError.
+// call runs fn, turning a panic into a *scope.PanicError. If fn calls
+// runtime.Goexit, handle's deferred call records it.
 func call(ctx context.Context, fn Func, at time.Time) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &scope.PanicError{Value: r, Stack: debug.Stack()}
-		}
-	}()
-	return fn(ctx, at)
+	if p := protect(func() { err = fn(ctx, at) }, nil); p != nil {
+		return p
+	}
+	return err
 }

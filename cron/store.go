@@ -64,7 +64,27 @@ func (s *store) Settle(ctx context.Context, c *sched.Claim[string, string], o sc
 // delayed entry due after at is deleted and added again (sched has no call
 // that moves an entry); an entry that is awaiting or running is left to its
 // settlement (see store). It is called with opMu held and mu not held.
-func (e *Engine) place(ctx context.Context, j *job, at time.Time, paused bool) error {
+//
+// If a call on the queue ends the goroutine (runtime.Goexit in the
+// scheduler's Clock or in a metric, which the scheduler does not call
+// again: it tells the time by the system clock from then on, and switches
+// the queue's metrics off), place places the entry again on the
+// goroutine's way out, so that the job is not left without it (an Add whose
+// Clock ended the goroutine stored nothing); an error then has no one to
+// go to.
+func (e *Engine) place(ctx context.Context, j *job, at time.Time, paused bool) (err error) {
+	p := protect(
+		func() { err = e.placeEntry(ctx, j, at, paused) },
+		func() { _ = e.placeEntry(ctx, j, at, paused) },
+	)
+	if p != nil {
+		return p
+	}
+	return err
+}
+
+// placeEntry is place's work.
+func (e *Engine) placeEntry(ctx context.Context, j *job, at time.Time, paused bool) error {
 	opts := []sched.AddOption{sched.At(at)}
 	if paused {
 		opts = append(opts, sched.Disabled())
