@@ -130,7 +130,7 @@ func TestCallbacksMayCallBackIntoTheScheduler(t *testing.T) {
 				if withClock {
 					cfg = sched.Config{Workers: 2, Logger: quiet, Clock: pokeClock{p, must.New(t, sched.Config{}).Clock()}}
 				}
-				s := newScheduler(t, cfg)
+				s := must.New(t, cfg) // started once p knows it and its queue
 				q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
 					Key:   func(v int) int { p.poke("Key"); return v },
 					Retry: &sched.RetryPolicy{MaxRetries: 2, Delay: func(int, error) time.Duration { p.poke("Delay"); return time.Millisecond }},
@@ -142,6 +142,14 @@ func TestCallbacksMayCallBackIntoTheScheduler(t *testing.T) {
 						return nil
 					}})
 				p.q, p.s = q, s
+				if err := s.Start(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				defer func() {
+					if err := s.Stop(context.Background()); err != nil {
+						t.Error(err)
+					}
+				}()
 				for i := range 500 {
 					must.Add(t, q, i)
 				}
