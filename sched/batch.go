@@ -158,6 +158,10 @@ func (b *batch[T, K]) run() (abandoned bool) {
 		err := b.call(b.ctx)
 		b.result = err
 		end := s.clock.Now()
+		// Classified before the lock is taken: a retry policy's Delay and
+		// err's methods are the user's code, and may hang. A rescue or
+		// StopAndCancel then abandons the batch instead of waiting.
+		o := q.outcome(&b.claims[i], err, now, end)
 		now = end
 		b.mu.Lock()
 		b.holding = true
@@ -167,7 +171,7 @@ func (b *batch[T, K]) run() (abandoned bool) {
 			done = true
 			return true // rescued: its result is ignored
 		}
-		b.settleLocked(&b.claims[i], err, end)
+		b.settleOutcomeLocked(&b.claims[i], o, end)
 		b.holding = false
 		b.mu.Unlock()
 	}
@@ -254,6 +258,14 @@ func (b *batch[T, K]) call(ctx context.Context) (err error) {
 
 // settleLocked settles claim c, whose run ended at end with err.
 func (b *batch[T, K]) settleLocked(c *Claim[T, K], err error, end time.Time) {
+	if b.started.IsZero() { // never started: the scope's close puts it back
+		return
+	}
+	b.settleOutcomeLocked(c, b.q.outcome(c, err, b.started, end), end)
+}
+
+// settleOutcomeLocked settles claim c, whose run ended at end, with o.
+func (b *batch[T, K]) settleOutcomeLocked(c *Claim[T, K], o Outcome, end time.Time) {
 	q := b.q
 	started := b.started
 	if started.IsZero() { // never started: the scope's close puts it back
@@ -263,7 +275,6 @@ func (b *batch[T, K]) settleLocked(c *Claim[T, K], err error, end time.Time) {
 	// for run's way out to settle again.
 	b.started = time.Time{}
 	q.running.Add(-1)
-	o := q.outcome(c, err, started, end)
 	b.settleAs(c, o)
 	switch o.Kind {
 	case OutcomeSucceeded:

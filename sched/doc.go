@@ -88,7 +88,9 @@
 // and not if the Clock did. A dependency that faults on every call (a
 // backend's Take or Start, a governor) is so retried about once a second
 // per queue, not in a hot loop of new goroutines. A Logger that panics or
-// ends its goroutine loses the record it was given, and nothing else.
+// ends its goroutine loses the record it was given, and nothing else. A
+// Delay that hangs holds its worker as a hung handler does, and no lock:
+// StopAndCancel and a rescue abandon its run.
 //
 // # Cost
 //

@@ -1,0 +1,52 @@
+package sched_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
+)
+
+// A retry policy's Delay that hangs holds its worker, as a hung handler
+// does, and nothing else: StopAndCancel still returns when its context
+// ends, abandoning the run (which goes back to pending), and the worker's
+// goroutine ends once the Delay returns. It runs in real time: a
+// StopAndCancel blocked on the batch's lock is not durably blocked, so a
+// synctest bubble would not move its clock.
+func TestAHangingDelayLetsStopAndCancelReturn(t *testing.T) {
+	t.Parallel()
+	entered, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
+	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+		Retry: &sched.RetryPolicy{MaxRetries: 1, Delay: func(int, error) time.Duration {
+			close(entered)
+			<-release
+			return time.Hour
+		}},
+		Handler: func(context.Context, *sched.Job[int, int]) error { return errors.New("fails") },
+	})
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	must.Add(t, q, 1)
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.StopAndCancel(ctx) }()
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, sched.ErrAbandoned) {
+			t.Errorf("StopAndCancel = %v, want ErrAbandoned", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("StopAndCancel did not return 10 s after its context ended")
+	}
+	if c := must.Counts(t, q); c.Pending != 1 {
+		t.Errorf("counts %+v, want the abandoned run back in pending", c)
+	}
+}
