@@ -248,35 +248,29 @@ func TestEngine_ScheduleGoexitInCalls(t *testing.T) {
 		return e
 	}
 
-	t.Run("Register", func(t *testing.T) {
-		t.Parallel()
-		e := newEngine(t)
-		g := &goexitNext{s: hourly, from: 1}
-		if !exits(func() { _ = e.Register(ctx, "job", g, fn) }) {
-			t.Fatal("Register returned")
-		}
-		within(t, "Register", func() {
-			if _, ok := e.Job("job"); ok {
-				t.Error("the job was registered")
+	for _, c := range []struct {
+		name string
+		from int // the call of Next that ends the goroutine
+		opts []cron.Option
+	}{
+		{"Register", 1, nil},
+		{"Register after a restart", 2, []cron.Option{cron.WithLastRun(time.Now().Add(-3 * time.Hour))}}, // 1: Next(last run); 2: Due's
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEngine(t)
+			g := &goexitNext{s: hourly, from: c.from}
+			if !exits(func() { _ = e.Register(ctx, "job", g, fn, c.opts...) }) {
+				t.Fatal("Register returned")
 			}
-			must(t, e.Register(ctx, "job", hourly, fn))
+			within(t, "Register", func() {
+				if _, ok := e.Job("job"); ok {
+					t.Error("the job was registered")
+				}
+				must(t, e.Register(ctx, "job", hourly, fn))
+			})
 		})
-	})
-
-	t.Run("Register after a restart", func(t *testing.T) {
-		t.Parallel()
-		e := newEngine(t)
-		g := &goexitNext{s: hourly, from: 2} // 1: Next(last run); 2: Due's
-		if !exits(func() { _ = e.Register(ctx, "job", g, fn, cron.WithLastRun(time.Now().Add(-3*time.Hour))) }) {
-			t.Fatal("Register returned")
-		}
-		within(t, "Register", func() {
-			if _, ok := e.Job("job"); ok {
-				t.Error("the job was registered")
-			}
-			must(t, e.Register(ctx, "job", hourly, fn))
-		})
-	})
+	}
 
 	t.Run("Update", func(t *testing.T) {
 		t.Parallel()
