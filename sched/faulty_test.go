@@ -187,16 +187,21 @@ func TestGoexitInMetricsIsContained(t *testing.T) {
 // faultyRuns is a backend whose method in calls fault: the first Start
 // or Take, before it is passed on; the first take's finalizer, which Take
 // registers on the batch's scope ("finalizer"); every Settle, after it was
-// passed on; every Promote ("Promote always").
+// passed on; every Promote ("Promote always"); and, if upTo is set, the
+// calls of in up to that many.
 type faultyRuns struct {
 	sched.Backend[int, int]
 	in     string
 	fault  func()
+	upTo   int64 // if not 0, the calls in in fault up to this many
 	faults atomic.Int64
 }
 
 func (f *faultyRuns) hit(in string) {
-	if in == f.in && (f.faults.Add(1) == 1 || in == "Settle" || in == "Promote always") {
+	if in != f.in {
+		return
+	}
+	if n := f.faults.Add(1); n == 1 || n <= f.upTo || in == "Settle" || in == "Promote always" {
 		f.fault()
 	}
 }

@@ -12,38 +12,12 @@ import (
 	"github.com/jobkit/jobkit/governor"
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/sched/internal/must"
-	"github.com/jobkit/jobkit/scope"
 )
 
 // stormLimit is how many faults the backends and governors below make
 // before they work: enough to tell a second's containment from a goroutine
 // respawned at once, few enough that a test without containment ends.
 const stormLimit = 5000
-
-// alwaysFaulty is a backend whose Take or Start (in) faults on every call,
-// up to stormLimit calls.
-type alwaysFaulty struct {
-	sched.Backend[int, int]
-	in     string
-	fault  func()
-	faults atomic.Int64
-}
-
-func (f *alwaysFaulty) hit(in string) {
-	if in == f.in && f.faults.Add(1) <= stormLimit {
-		f.fault()
-	}
-}
-
-func (f *alwaysFaulty) Take(ctx context.Context, s *scope.Scope, r sched.TakeRequest, dst []sched.Claim[int, int]) ([]sched.Claim[int, int], error) {
-	f.hit("Take")
-	return f.Backend.Take(ctx, s, r, dst)
-}
-
-func (f *alwaysFaulty) Start(ctx context.Context, c *sched.Claim[int, int], now, lease time.Time) error {
-	f.hit("Start")
-	return f.Backend.Start(ctx, c, now, lease)
-}
 
 // A backend whose Take or Start faults every time (a panic, or
 // runtime.Goexit ending the loop's or worker's goroutine) does not make the
@@ -56,7 +30,7 @@ func TestAnAlwaysFaultyBackendIsRetriedOnceASecond(t *testing.T) {
 			t.Run(in+"/"+name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					s := newScheduler(t, sched.Config{Workers: 1, Logger: quiet})
-					b := &alwaysFaulty{Backend: sched.NewMemory[int, int](), in: in, fault: fault}
+					b := &faultyRuns{Backend: sched.NewMemory[int, int](), in: in, fault: fault, upTo: stormLimit}
 					q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Handler: nop[int, int]})
 					must.Add(t, q, 1)
 					time.Sleep(time.Minute)
