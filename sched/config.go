@@ -33,7 +33,8 @@ type Config struct {
 	// Logger receives the scheduler's warnings (a failing backend, an
 	// abandoned run). Defaults to slog.Default(). Its handler is called on
 	// a goroutine of its own, so that one that panics or calls
-	// runtime.Goexit loses its record and nothing else.
+	// runtime.Goexit loses its record and does not end the goroutine that
+	// logged it; one that hangs holds that goroutine, and no lock.
 	Logger *slog.Logger
 
 	// Metrics, if not nil, receives client-go's seven workqueue metrics for

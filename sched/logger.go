@@ -29,15 +29,8 @@ func guardLogger(l *slog.Logger) *slog.Logger {
 	return slog.New(guardedHandler{l.Handler()})
 }
 
-// call calls f, a call of the handler, on a goroutine of its own (see
-// guardedHandler) and waits for it.
-func (guardedHandler) call(f func()) { isolate.Call(func() { inHandler(f) }) }
-
-// inHandler calls f. It is the frame by which Stop knows the goroutine of
-// a handler's call as one the scheduler waits on (see onOwnGoroutine).
-//
-//go:noinline
-func inHandler(f func()) { f() }
+// call calls f, a call of the handler, through isolated.
+func (guardedHandler) call(f func()) { isolated(f) }
 
 func (g guardedHandler) Enabled(ctx context.Context, l slog.Level) (ok bool) {
 	g.call(func() { ok = g.h.Enabled(ctx, l) })
@@ -67,3 +60,25 @@ func (g guardedHandler) WithGroup(name string) slog.Handler {
 	}
 	return guardedHandler{h}
 }
+
+// isolated calls f, a user's callback, through isolate.Call: on a goroutine
+// of its own, so that its panic or runtime.Goexit ends only that one. It
+// reports whether f returned. If the caller is one of the scheduler's
+// goroutines, f runs under the frame onBehalf, by which Stop knows f's
+// goroutine as one the scheduler waits on (see onOwnGoroutine); f called
+// for a user's goroutine (a record of Scheduler.Logger, a DelayAfter)
+// stays the user's, so that a Stop from it waits as from its caller. The
+// stack walk and the goroutine are for slow paths: a failed run with a
+// Delay of its own, a record logged.
+func isolated(f func()) bool {
+	if onOwnGoroutine() {
+		return isolate.Call(func() { onBehalf(f) })
+	}
+	return isolate.Call(f)
+}
+
+// onBehalf calls f. It is the frame of a callback that one of the
+// scheduler's goroutines waits on.
+//
+//go:noinline
+func onBehalf(f func()) { f() }

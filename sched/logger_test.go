@@ -4,11 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/jobkit/jobkit/internal/logbuf"
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/sched/internal/must"
 )
@@ -56,5 +58,54 @@ func TestABrokenLoggerStrandsNothing(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// A Stop called by the Logger's handler for a record of a user's goroutine
+// (logged through Scheduler.Logger) waits for the running handlers, as a
+// Stop from that goroutine itself would: only a record of the scheduler's
+// own goroutines makes it return at once.
+func TestStopFromTheLoggerOnAUsersGoroutineWaits(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var s *sched.Scheduler
+		stopped := make(chan error, 1)
+		s = must.New(t, sched.Config{Workers: 1, Logger: slog.New(stopHandler{stop: func() { stopped <- s.Stop(context.Background()) }})})
+		release := make(chan struct{})
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(context.Context, *sched.Job[int, int]) error {
+			<-release
+			return nil
+		}})
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		must.Add(t, q, 1)
+		synctest.Wait()
+		go s.Logger().Info("a user's record")
+		synctest.Wait()
+		select {
+		case err := <-stopped:
+			t.Errorf("Stop from the Logger on a user's goroutine returned (%v) while a handler ran", err)
+		default:
+		}
+		close(release)
+		if err := <-stopped; err != nil {
+			t.Errorf("Stop = %v once the handler returned", err)
+		}
+	})
+}
+
+// The guarded Logger keeps what the user's handler does: its level (Enabled),
+// its attributes and groups.
+func TestTheGuardedLoggerKeepsLevelsAttrsAndGroups(t *testing.T) {
+	t.Parallel()
+	var buf logbuf.Buffer
+	s := must.New(t, sched.Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	l := s.Logger().With("a", 1).WithGroup("g")
+	l.Info("below the level")
+	l.Warn("kept", "b", 2)
+	got := buf.String()
+	if strings.Contains(got, "below the level") || !strings.Contains(got, "a=1") || !strings.Contains(got, "g.b=2") {
+		t.Errorf("logged %q, want only the warning, with a=1 and g.b=2", got)
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
-
-	"github.com/jobkit/jobkit/internal/isolate"
 )
 
 // RetryPolicy says when a failed entry runs again. The delay before retry
@@ -101,20 +99,12 @@ func (p *RetryPolicy) DelayAfter(attempt int, err error) (d time.Duration, ok bo
 	return d, true
 }
 
-// callDelay calls p.Delay on a goroutine of its own and reports false if
-// it panicked or ended that goroutine. Only a failed run with a Delay of
-// its own pays for the goroutine.
+// callDelay calls p.Delay on a goroutine of its own (see isolated) and
+// reports false if it panicked or ended that goroutine. Only a failed run
+// with a Delay of its own pays for the goroutine.
 func (p *RetryPolicy) callDelay(attempt int, err error) (d time.Duration, ok bool) {
-	ok = isolate.Call(func() { d = p.delay(attempt, err) })
+	ok = isolated(func() { d = max(p.Delay(attempt, err), 0) })
 	return d, ok
-}
-
-// delay calls p.Delay. It is the frame by which Stop knows a Delay's
-// goroutine as one a worker waits on (see onOwnGoroutine).
-//
-//go:noinline
-func (p *RetryPolicy) delay(attempt int, err error) time.Duration {
-	return max(p.Delay(attempt, err), 0)
 }
 
 // The errors a handler returns say how its run ended, beyond succeeding

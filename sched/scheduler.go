@@ -228,7 +228,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // waits until the running handlers have returned; entries not started yet
 // go back to pending, delayed entries stay delayed. A Stop called on one
 // of a scheduler's own goroutines (by a handler, or by a retry policy's
-// Delay, a metric, a Clock or a backend it calls) does not wait (it would
+// Delay, a metric, a Clock, a backend or the Logger that one of them
+// calls) does not wait (it would
 // wait for itself, or for another Stop that waits for it): it stops the
 // scheduler and returns, and a goroutine of its own drains it, which a
 // later Stop waits for. (It tells the goroutines by their stacks, not by
@@ -363,15 +364,13 @@ func (s *Scheduler) halt(cancel bool) (started bool) {
 
 // ownGoroutines are the functions at the root of the scheduler's
 // goroutines: the workers (and the handlers they call), the loops, the
-// helpers, and the goroutines the scheduler waits on for a retry policy's
-// Delay and for the Logger's handler.
+// helpers, and the goroutines they wait on for a callback (see isolated).
 var ownGoroutines = map[string]bool{
 	"github.com/jobkit/jobkit/sched.(*Scheduler).worker":      true,
 	"github.com/jobkit/jobkit/sched.(*Scheduler).loop":        true,
 	"github.com/jobkit/jobkit/sched.(*Scheduler).timekeeper":  true,
 	"github.com/jobkit/jobkit/sched.(*Scheduler).metricsLoop": true,
-	"github.com/jobkit/jobkit/sched.(*RetryPolicy).delay":     true,
-	"github.com/jobkit/jobkit/sched.inHandler":                true,
+	"github.com/jobkit/jobkit/sched.onBehalf":                 true,
 }
 
 // onOwnGoroutine reports whether the calling goroutine is one of the
