@@ -105,18 +105,28 @@ func (b *batch[T, K]) run() (abandoned bool) {
 		if done {
 			return
 		}
+		// Faults are logged once the batch's lock is let go (deferred
+		// first, so run last): the Logger is the user's code, and may
+		// hang; a rescue or StopAndCancel then abandons the batch instead
+		// of waiting for its lock. Their stacks are taken here.
+		var faults []fault
+		defer func() {
+			for _, f := range faults {
+				s.containStack(&q.queueBase, f.msg, f.v, f.stack)
+			}
+		}()
 		switch v := recover(); {
 		case v != nil:
 			// Not the handler's (call recovers those) nor a metric's or
 			// the Clock's (guarded): the backend's Start or Settle. The
 			// worker goes on once the batch is finished.
-			q.s.contain(&q.queueBase, "backend panicked in Start or Settle", v)
+			faults = append(faults, fault{"backend panicked in Start or Settle", v, debug.Stack()})
 		case b.result != scope.ErrGoexit:
 			// Not the handler: a dependency (the backend's Start or
 			// Settle, a metric, the Clock) ended the goroutine. The queue
 			// is left alone for a second, so that one that does so every
 			// time does not have workers respawned in a hot loop.
-			q.s.contain(&q.queueBase, "a dependency ended the worker's goroutine", exitValue(nil))
+			faults = append(faults, fault{"a dependency ended the worker's goroutine", exitValue(nil), debug.Stack()})
 		}
 		if !b.holding {
 			b.mu.Lock()
@@ -128,7 +138,7 @@ func (b *batch[T, K]) run() (abandoned bool) {
 		defer b.mu.Unlock()
 		defer func() {
 			if v := recover(); v != nil { // the backend's Settle, below
-				q.s.contain(&q.queueBase, "backend panicked in Settle", v)
+				faults = append(faults, fault{"backend panicked in Settle", v, debug.Stack()})
 			}
 			if !b.abandoned && !b.finished {
 				b.finishLocked(scope.Failed(scope.ErrGoexit))
@@ -258,23 +268,37 @@ func (b *batch[T, K]) call(ctx context.Context) (err error) {
 
 // settleLocked settles claim c, whose run ended at end with err.
 func (b *batch[T, K]) settleLocked(c *Claim[T, K], err error, end time.Time) {
-	if b.started.IsZero() { // never started: the scope's close puts it back
-		return
+	if started, ok := b.unstartLocked(); ok {
+		b.settle(c, b.q.outcome(c, err, started, end), started, end)
 	}
-	b.settleOutcomeLocked(c, b.q.outcome(c, err, b.started, end), end)
 }
 
 // settleOutcomeLocked settles claim c, whose run ended at end, with o.
 func (b *batch[T, K]) settleOutcomeLocked(c *Claim[T, K], o Outcome, end time.Time) {
-	q := b.q
-	started := b.started
-	if started.IsZero() { // never started: the scope's close puts it back
-		return
+	if started, ok := b.unstartLocked(); ok {
+		b.settle(c, o, started, end)
 	}
-	// First: a backend that ends the goroutine in Settle leaves nothing
-	// for run's way out to settle again.
+}
+
+// unstartLocked marks the running claim as no longer running and returns
+// when it started; or false if none was started (the scope's close puts
+// it back). It comes first, so that a settlement that ends the goroutine
+// (a backend's Settle, an error's method) leaves nothing for run's way out
+// to settle again.
+func (b *batch[T, K]) unstartLocked() (time.Time, bool) {
+	started := b.started
+	if started.IsZero() {
+		return started, false
+	}
 	b.started = time.Time{}
-	q.running.Add(-1)
+	b.q.running.Add(-1)
+	return started, true
+}
+
+// settle settles claim c, whose run started at started and ended at end,
+// with o.
+func (b *batch[T, K]) settle(c *Claim[T, K], o Outcome, started, end time.Time) {
+	q := b.q
 	b.settleAs(c, o)
 	switch o.Kind {
 	case OutcomeSucceeded:

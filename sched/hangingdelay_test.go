@@ -3,6 +3,9 @@ package sched_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,5 +51,57 @@ func TestAHangingDelayLetsStopAndCancelReturn(t *testing.T) {
 	}
 	if c := must.Counts(t, q); c.Pending != 1 {
 		t.Errorf("counts %+v, want the abandoned run back in pending", c)
+	}
+}
+
+// settleExits is a backend whose Settle ends the goroutine
+// (runtime.Goexit) after it is passed on.
+type settleExits struct{ sched.Backend[int, int] }
+
+func (b *settleExits) Settle(ctx context.Context, c *sched.Claim[int, int], o sched.Outcome) error {
+	err := b.Backend.Settle(ctx, c, o)
+	runtime.Goexit()
+	return err
+}
+
+// hangHandler is a slog handler whose first record hangs until release.
+type hangHandler struct {
+	entered, release chan struct{}
+	once             *atomic.Bool
+}
+
+func (hangHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h hangHandler) Handle(context.Context, slog.Record) error {
+	if h.once.CompareAndSwap(false, true) {
+		close(h.entered)
+		<-h.release
+	}
+	return nil
+}
+func (h hangHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h hangHandler) WithGroup(string) slog.Handler      { return h }
+
+// A Logger that hangs as a worker logs a backend's fault holds that worker
+// and no lock: StopAndCancel still returns when its context ends. (Real
+// time, as above.)
+func TestAHangingLoggerLetsStopAndCancelReturn(t *testing.T) {
+	t.Parallel()
+	h := hangHandler{entered: make(chan struct{}), release: make(chan struct{}), once: new(atomic.Bool)}
+	defer close(h.release)
+	s := must.New(t, sched.Config{Workers: 1, Logger: slog.New(h)})
+	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: &settleExits{sched.NewMemory[int, int]()}, Handler: nop[int, int]})
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	must.Add(t, q, 1)
+	<-h.entered
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.StopAndCancel(ctx) }()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("StopAndCancel did not return 10 s after its context ended")
 	}
 }

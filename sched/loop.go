@@ -282,10 +282,24 @@ func exitValue(v any) any {
 	return v
 }
 
-// contain logs a panic of a queue's backend and skips the queue for a
-// second.
+// contain logs a fault of a dependency of queue q (a panic with value v,
+// or runtime.Goexit: see exitValue) with its stack, and skips the queue
+// for a second, so that a dependency that faults on every call is not
+// called in a hot loop.
 func (s *Scheduler) contain(q *queueBase, msg string, v any) {
-	s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+	s.containStack(q, msg, v, debug.Stack())
+}
+
+// containStack is contain with the stack taken where the fault was seen.
+func (s *Scheduler) containStack(q *queueBase, msg string, v any, stack []byte) {
 	q.blockedUntil.Store(s.clock.Now().Add(time.Second).UnixNano())
 	s.wakeTimekeeper(q.blockedUntil.Load())
+	s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.Any("panic", v), slog.String("stack", string(stack)))
+}
+
+// fault is a fault that containStack is to log.
+type fault struct {
+	msg   string
+	v     any
+	stack []byte
 }

@@ -86,3 +86,27 @@ func TestAGovernorThatFaultsInTheLoopsIsRetriedOnceASecond(t *testing.T) {
 		})
 	}
 }
+
+// A handler that ends its goroutine (runtime.Goexit) is no dependency's
+// fault: its queue is not left alone for a second, and the next jobs run
+// at once.
+func TestAHandlersGoexitDoesNotHoldItsQueueBack(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s := newScheduler(t, sched.Config{Workers: 1, Logger: quiet})
+		var runs atomic.Int64
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(context.Context, *sched.Job[int, int]) error {
+			runs.Add(1)
+			runtime.Goexit()
+			return nil
+		}})
+		for i := range 5 {
+			must.Add(t, q, i)
+		}
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		if n := runs.Load(); n != 5 {
+			t.Errorf("%d of 5 runs within 100ms", n)
+		}
+	})
+}
