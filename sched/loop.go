@@ -16,23 +16,30 @@ import (
 // a batch and hands it to the worker. With nothing to do it waits for a
 // wakeup, the time the next entry is due or a rate limit refills, or ctx;
 // it never polls. If a dependency ends its goroutine (runtime.Goexit in a
-// Clock or a backend), what the loop held in that step is given back and a
-// new loop takes its place.
+// Clock, a backend or the governor) or the governor panics, what the loop
+// held in that step is given back, the queue it served is left alone for a
+// second, and a new loop takes its place.
 func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 	var st loopStep
 	normal := false
 	defer func() {
 		if !normal {
 			v := recover()
-			if st.q == nil && v != nil {
+			gp, ok := v.(governorPanic)
+			if v != nil && !ok {
 				panic(v) // not a dependency's: the loop's own bug
 			}
-			if st.q != nil {
-				// A dependency (the governor, the Clock) panicked or ended
-				// the goroutine while the loop served st.q: the queue is
-				// left alone for a second, so that one that does so every
-				// time does not have loops respawned in a hot loop.
-				s.contain(st.q.base(), "a dependency panicked or ended the scheduling loop's goroutine", exitValue(v))
+			if q := st.q; q != nil && (v != nil || q.base().blockedUntil.Load() <= s.clock.Now().UnixNano()) {
+				// The governor panicked, or a dependency (the governor,
+				// the Clock) ended the goroutine, while the loop served
+				// q (not the backend's Take: call contained that one):
+				// the queue is left alone for a second, so that one that
+				// does so every time does not have loops respawned in a
+				// hot loop.
+				if v == nil {
+					gp = governorPanic{exitValue(nil), debug.Stack()}
+				}
+				s.containStack(q.base(), "a dependency panicked or ended the scheduling loop's goroutine", gp.v, gp.stack)
 			}
 			st.undo(s)
 			if ctx.Err() == nil {
@@ -140,6 +147,11 @@ func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer
 // or ctx's error. A queue whose weight the governor can never grant, or a
 // stopped governor, is warned about and skipped for a second.
 func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error) {
+	defer func() {
+		if v := recover(); v != nil {
+			panic(governorPanic{v, debug.Stack()}) // for the loop's way out
+		}
+	}()
 	q := r.base()
 	if p, ok := s.gov.TryAcquire(q.name, q.weight); ok {
 		return p, nil
@@ -295,6 +307,15 @@ func (s *Scheduler) containStack(q *queueBase, msg string, v any, stack []byte) 
 	q.blockedUntil.Store(s.clock.Now().Add(time.Second).UnixNano())
 	s.wakeTimekeeper(q.blockedUntil.Load())
 	s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.Any("panic", v), slog.String("stack", string(stack)))
+}
+
+// governorPanic is a panic of the governor (or of a NowFunc it calls) as
+// a scheduling loop asked it for a permit, with its stack: the loop's way
+// out contains it, and lets any other panic, a bug of the loop's own, go
+// on.
+type governorPanic struct {
+	v     any
+	stack []byte
 }
 
 // fault is a fault that containStack is to log.

@@ -2,6 +2,7 @@ package sched_test
 
 import (
 	"context"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -107,6 +108,39 @@ func TestAHandlersGoexitDoesNotHoldItsQueueBack(t *testing.T) {
 		synctest.Wait()
 		if n := runs.Load(); n != 5 {
 			t.Errorf("%d of 5 runs within 100ms", n)
+		}
+	})
+}
+
+// errorCounter is a slog handler that counts records at level Error.
+type errorCounter struct{ n *atomic.Int64 }
+
+func (errorCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (h errorCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h errorCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h errorCounter) WithGroup(string) slog.Handler      { return h }
+
+// One fault is logged once: a backend's Take that ends the loop's
+// goroutine is contained where Take is called, and not again as the loop
+// ends.
+func TestATakeThatEndsTheLoopIsLoggedOnce(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var errs atomic.Int64
+		s := newScheduler(t, sched.Config{Workers: 1, Logger: slog.New(errorCounter{&errs})})
+		b := &faultyRuns{Backend: sched.NewMemory[int, int](), in: "Take", fault: runtime.Goexit}
+		var runs atomic.Int64
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Handler: sleeper(0, &runs)})
+		must.Add(t, q, 1)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if errs.Load() != 1 || runs.Load() != 1 {
+			t.Errorf("%d error records and %d runs, want 1 and 1", errs.Load(), runs.Load())
 		}
 	})
 }
