@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -473,4 +474,44 @@ func TestEngine_ClockGoexitInCalls(t *testing.T) {
 			})
 		})
 	}
+}
+
+// inspectingClock is a scheduler's Clock that calls the engine (Jobs) when
+// the engine reads the time at the end of a run.
+type inspectingClock struct {
+	sched.Clock
+	e atomic.Pointer[cron.Engine]
+}
+
+func (c *inspectingClock) Now() time.Time {
+	if e := c.e.Load(); e != nil && stack.Within(func(fn string) bool { return strings.HasSuffix(fn, "cron.(*Engine).end") }) {
+		e.Jobs()
+	}
+	return c.Clock.Now()
+}
+
+// The engine reads a scheduler's Clock outside its lock, so that a Clock
+// that calls the engine at the end of a run does not deadlock it. (Real
+// time, as above.)
+func TestEngine_ClockMayCallTheEngineAtRunEnd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	base, err := sched.New(sched.Config{})
+	must(t, err)
+	clock := &inspectingClock{Clock: base.Clock()}
+	s, err := sched.New(sched.Config{Workers: 2, Clock: clock, Logger: quiet})
+	must(t, err)
+	must(t, s.Start(ctx))
+	e, err := cron.New(cron.Config{Scheduler: s, Logger: quiet})
+	must(t, err)
+	clock.e.Store(e)
+	must(t, e.Start(ctx))
+	ran := make(chan struct{}, 100)
+	must(t, e.Register(ctx, "job", tick(10*time.Millisecond), func(context.Context, time.Time) error {
+		ran <- struct{}{}
+		return nil
+	}))
+	within(t, "two runs and a Job", func() { <-ran; <-ran; e.Job("job") })
+	within(t, "Stop", func() { must(t, e.Stop(ctx)); must(t, s.Stop(ctx)) })
 }

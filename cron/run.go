@@ -116,31 +116,29 @@ func (e *Engine) end(r *run, ran bool, err error) (wake time.Time) {
 	return time.Time{}
 }
 
-// settleRun is end's update of the job's state, under mu. The run is
-// released and recorded before the clock is read, so that a Clock that
-// ends the goroutine (runtime.Goexit; the scheduler tells the time by the
-// system clock from then on) cannot leave the job running for ever, and
-// Stop waiting: the entry's settlement (see store) and the next begin then
-// decide what the job does next. A schedule that ends the goroutine stops
-// the job (see job.nextAfter).
+// settleRun is end's update of the job's state, under mu. The clock is
+// read first, outside mu: a Clock (the user's, through Config.Scheduler)
+// may call the engine. If it ends the goroutine (runtime.Goexit; the
+// scheduler tells the time by the system clock from then on), the run is
+// released and recorded all the same on the way out, so that the job is
+// not left running for ever, and Stop waiting: the entry's settlement (see
+// store) and the next begin then decide what the job does next. A schedule
+// that ends the goroutine stops the job (see job.nextAfter).
 func (e *Engine) settleRun(r *run, ran bool, err error, delay time.Duration, canRetry bool) time.Time {
 	j := r.j
+	released := false
+	defer func() {
+		if !released {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.releaseRun(r, ran, err)
+		}
+	}()
+	now := e.now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	j.running = false
-	if e.active--; e.stopping && e.active == 0 {
-		close(e.drained)
-	}
-	if ran {
-		j.runs++
-		j.lastErr = err
-		if err != nil {
-			j.failures++
-		}
-	} else {
-		j.last = r.prevLast
-	}
-	now := e.now()
+	e.releaseRun(r, ran, err)
+	released = true
 	cur := e.jobs[j.name]
 	switch {
 	case cur == nil:
@@ -158,6 +156,25 @@ func (e *Engine) settleRun(r *run, ran bool, err error, delay time.Duration, can
 		}
 	}
 	return cur.wake(now)
+}
+
+// releaseRun marks run r as ended and records it (ran false: it was
+// skipped, not run), under mu.
+func (e *Engine) releaseRun(r *run, ran bool, err error) {
+	j := r.j
+	j.running = false
+	if e.active--; e.stopping && e.active == 0 {
+		close(e.drained)
+	}
+	if ran {
+		j.runs++
+		j.lastErr = err
+		if err != nil {
+			j.failures++
+		}
+	} else {
+		j.last = r.prevLast
+	}
 }
 
 // call runs fn, turning a panic into a *scope.PanicError. If fn calls
