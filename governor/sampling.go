@@ -62,7 +62,12 @@ func (g *Governor) run(ctx context.Context, st *loopState, afterFault bool) {
 	returned := false
 	defer func() {
 		if !returned {
-			g.fault(ctx, st, recover())
+			v := recover()
+			np, ok := v.(nowPanic)
+			if v != nil && !ok {
+				panic(v) // not NowFunc's: a bug of the Governor's own
+			}
+			g.fault(ctx, st, np)
 			return
 		}
 		st.end()
@@ -97,7 +102,7 @@ func (g *Governor) run(ctx context.Context, st *loopState, afterFault bool) {
 		case <-st.tick.C:
 			st.faulted = false
 			g.startSample(ctx, st) // first, so that a sweep that faults costs the tick no sample
-			g.usage.sweep()
+			g.usage.sweep(g.loopNow())
 		case <-st.late.C:
 			// Armed again while markLate runs, so that if it faults the
 			// reading is marked late an Interval on all the same.
@@ -119,10 +124,30 @@ func (g *Governor) startSample(ctx context.Context, st *loopState) {
 	}
 }
 
-// fault takes over from a run that a call on its goroutine ended, by a panic
-// with value v or, if v is nil, by runtime.Goexit; what the call was doing
-// (applying a sample, marking the reading late, sweeping) is lost. fault logs
-// it, then starts a new run on st, or ends sampling if ctx is done.
+// nowPanic is a panic of Config.NowFunc on the sampling goroutine, with
+// its stack.
+type nowPanic struct {
+	v     any
+	stack []byte
+}
+
+// loopNow calls Config.NowFunc for the sampling goroutine. Its panic goes
+// on as a nowPanic, which run's way out contains; any other panic there, a
+// bug of the Governor's own (which may hold g.mu), is not contained.
+func (g *Governor) loopNow() time.Time {
+	defer func() {
+		if v := recover(); v != nil {
+			panic(nowPanic{v, debug.Stack()})
+		}
+	}()
+	return g.cfg.NowFunc()
+}
+
+// fault takes over from a run that a call on its goroutine ended, by a
+// panic of NowFunc (p) or, if p.stack is nil, by runtime.Goexit; what the
+// call was doing (applying a sample, marking the reading late, sweeping) is
+// lost. fault logs it, then starts a new run on st, or ends sampling if
+// ctx is done.
 //
 // If applying the first sample faulted, first is closed: Start returns as
 // after a failed first sample, with no reading (stale), and the next sample
@@ -133,13 +158,13 @@ func (g *Governor) startSample(ctx context.Context, st *loopState) {
 // turn, as with a NowFunc that always panics, is replaced at most twice
 // between two ticks and once a tick while the faults go on, not in a hot
 // loop.
-func (g *Governor) fault(ctx context.Context, st *loopState, v any) {
+func (g *Governor) fault(ctx context.Context, st *loopState, p nowPanic) {
 	if st.first != nil && !st.busy { // the first sample has returned, yet first is open: applying it faulted
 		close(st.first)
 		st.first = nil
 	}
-	if v != nil {
-		g.log(slog.LevelError, "governor: a call on the sampling goroutine panicked", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	if p.stack != nil {
+		g.log(slog.LevelError, "governor: NowFunc panicked on the sampling goroutine", "panic", fmt.Sprint(p.v), "stack", string(p.stack))
 	} else {
 		g.log(slog.LevelError, "governor: a call on the sampling goroutine called runtime.Goexit")
 	}
@@ -185,7 +210,7 @@ func (g *Governor) sample(ctx context.Context, out chan<- sampled) {
 // apply takes in the outcome of one sample, updates admission, wakes the
 // waiters it admits and logs what an operator should know.
 func (g *Governor) apply(s sampled) {
-	now := g.cfg.NowFunc()
+	now := g.loopNow()
 	g.mu.Lock()
 	err := s.err
 	if err == nil {
@@ -224,7 +249,7 @@ func (g *Governor) apply(s sampled) {
 // markLate marks the reading stale because no sample has returned for
 // lateAfter, and applies the stale policy.
 func (g *Governor) markLate(lateAfter time.Duration) {
-	now := g.cfg.NowFunc()
+	now := g.loopNow()
 	g.mu.Lock()
 	g.stale, g.lastErr = true, fmt.Errorf("%w: no sample has returned for %v", ErrSamplerLate, lateAfter)
 	g.updateLocked()

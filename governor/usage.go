@@ -149,9 +149,9 @@ func (g *Governor) Usage(key string) time.Duration {
 // sweep evicts the accounts that have held no slots for a full window and
 // its oldest bucket, so that none of their usage is left in the window. It
 // looks at every account once every quarter of a window, no more often. Only
-// the sampling goroutine calls it.
-func (u *usage) sweep() {
-	now := u.now()
+// the sampling goroutine calls it, at t.
+func (u *usage) sweep(t time.Time) {
+	now := int64(t.Sub(u.epoch))
 	if now < u.nextSweep {
 		return
 	}
