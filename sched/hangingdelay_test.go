@@ -59,9 +59,11 @@ func TestAHangingDelayLetsStopAndCancelReturn(t *testing.T) {
 type settleExits struct{ sched.Backend[int, int] }
 
 func (b *settleExits) Settle(ctx context.Context, c *sched.Claim[int, int], o sched.Outcome) error {
-	err := b.Backend.Settle(ctx, c, o)
+	if err := b.Backend.Settle(ctx, c, o); err != nil {
+		return err
+	}
 	runtime.Goexit()
-	return err
+	return nil
 }
 
 // hangHandler is a slog handler whose first record hangs until release.
