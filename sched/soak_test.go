@@ -73,8 +73,11 @@ func TestRetentionSoak(t *testing.T) {
 			samples = append(samples, sample{m.HeapInuse, uint64(c.Succeeded + c.Pending + c.Awaiting + c.Running)})
 		}
 	}
-	<-finished
+	<-finished // closed by the last handler before it returns
 	took := time.Since(start)
+	if err := s.Stop(ctx); err != nil { // waits for that run to settle
+		t.Fatal(err)
+	}
 	c := must.Counts(t, q)
 	third := len(samples) / 3
 	peak := func(ss []sample) sample {
