@@ -66,37 +66,26 @@ func (b *settleExits) Settle(ctx context.Context, c *sched.Claim[int, int], o sc
 	return nil
 }
 
-// hangHandler is a slog handler whose first record hangs until release.
-type hangHandler struct {
-	entered, release chan struct{}
-	once             *atomic.Bool
-}
-
-func (hangHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h hangHandler) Handle(context.Context, slog.Record) error {
-	if h.once.CompareAndSwap(false, true) {
-		close(h.entered)
-		<-h.release
-	}
-	return nil
-}
-func (h hangHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h hangHandler) WithGroup(string) slog.Handler      { return h }
-
 // A Logger that hangs as a worker logs a backend's fault holds that worker
 // and no lock: StopAndCancel still returns when its context ends. (Real
 // time, as above.)
 func TestAHangingLoggerLetsStopAndCancelReturn(t *testing.T) {
 	t.Parallel()
-	h := hangHandler{entered: make(chan struct{}), release: make(chan struct{}), once: new(atomic.Bool)}
-	defer close(h.release)
-	s := must.New(t, sched.Config{Workers: 1, Logger: slog.New(h)})
+	entered, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	var first atomic.Bool // the first record hangs until the end; the rest pass
+	s := must.New(t, sched.Config{Workers: 1, Logger: slog.New(onRecord(func(slog.Record) {
+		if first.CompareAndSwap(false, true) {
+			close(entered)
+			<-release
+		}
+	}))})
 	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: &settleExits{sched.NewMemory[int, int]()}, Handler: nop[int, int]})
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	must.Add(t, q, 1)
-	<-h.entered
+	<-entered
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	stopped := make(chan error, 1)

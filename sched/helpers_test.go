@@ -30,3 +30,15 @@ func nop[T any, K comparable](context.Context, *sched.Job[T, K]) error { return 
 
 // quiet discards the logs of schedulers whose faults a test provokes.
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// onRecord is a slog handler that calls its function with every record,
+// at every level: the tests' Loggers that fault, hang, count or stop.
+type onRecord func(slog.Record)
+
+func (onRecord) Enabled(context.Context, slog.Level) bool { return true }
+func (f onRecord) Handle(_ context.Context, r slog.Record) error {
+	f(r)
+	return nil
+}
+func (f onRecord) WithAttrs([]slog.Attr) slog.Handler { return f }
+func (f onRecord) WithGroup(string) slog.Handler      { return f }

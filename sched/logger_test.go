@@ -15,21 +15,6 @@ import (
 	"github.com/jobkit/jobkit/sched/internal/must"
 )
 
-// brokenHandler is a slog handler whose Handle faults on every record.
-type brokenHandler struct {
-	fault   func()
-	records *atomic.Int64
-}
-
-func (brokenHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h brokenHandler) Handle(context.Context, slog.Record) error {
-	h.records.Add(1)
-	h.fault()
-	return nil
-}
-func (h brokenHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h brokenHandler) WithGroup(string) slog.Handler      { return h }
-
 // A Logger that panics or ends the goroutine (runtime.Goexit) as the
 // scheduler logs a fault, here in a worker's way out after the backend's
 // Start faulted, loses that record and nothing else: the worker still
@@ -42,7 +27,7 @@ func TestABrokenLoggerStrandsNothing(t *testing.T) {
 			t.Run("logger="+logName+"/Start="+startName, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					var records atomic.Int64
-					log := slog.New(brokenHandler{fault: logFault, records: &records})
+					log := slog.New(onRecord(func(slog.Record) { records.Add(1); logFault() }))
 					s := newScheduler(t, sched.Config{Workers: 1, Logger: log})
 					b := &faultyRuns{Backend: sched.NewMemory[int, int](), in: "Start", fault: startFault}
 					var runs atomic.Int64
@@ -70,7 +55,7 @@ func TestStopFromTheLoggerOnAUsersGoroutineWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var s *sched.Scheduler
 		stopped := make(chan error, 1)
-		s = must.New(t, sched.Config{Workers: 1, Logger: slog.New(stopHandler{stop: func() { stopped <- s.Stop(context.Background()) }})})
+		s = must.New(t, sched.Config{Workers: 1, Logger: slog.New(onRecord(func(slog.Record) { stopped <- s.Stop(context.Background()) }))})
 		release := make(chan struct{})
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(context.Context, *sched.Job[int, int]) error {
 			<-release

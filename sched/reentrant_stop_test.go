@@ -66,17 +66,6 @@ func (b *takeStops) Take(ctx context.Context, s *scope.Scope, r sched.TakeReques
 	return b.Backend.Take(ctx, s, r, dst)
 }
 
-// stopHandler is a slog handler that calls stop at every record.
-type stopHandler struct{ stop func() }
-
-func (stopHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h stopHandler) Handle(context.Context, slog.Record) error {
-	h.stop()
-	return nil
-}
-func (h stopHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h stopHandler) WithGroup(string) slog.Handler      { return h }
-
 // promoteStops is a backend whose Promote calls stop.
 type promoteStops struct {
 	sched.Backend[int, int]
@@ -122,7 +111,7 @@ func TestStopFromADependency(t *testing.T) {
 		},
 		"Logger (a backend's panic logged by a loop)": func(stop func()) rig {
 			return rig{
-				cfg:  sched.Config{Logger: slog.New(stopHandler{stop})},
+				cfg:  sched.Config{Logger: slog.New(onRecord(func(slog.Record) { stop() }))},
 				qcfg: sched.QueueConfig[int, int]{Backend: &faulty{Backend: sched.NewMemory[int, int]()}},
 			}
 		},

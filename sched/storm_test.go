@@ -112,19 +112,6 @@ func TestAHandlersGoexitDoesNotHoldItsQueueBack(t *testing.T) {
 	})
 }
 
-// errorCounter is a slog handler that counts records at level Error.
-type errorCounter struct{ n *atomic.Int64 }
-
-func (errorCounter) Enabled(context.Context, slog.Level) bool { return true }
-func (h errorCounter) Handle(_ context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelError {
-		h.n.Add(1)
-	}
-	return nil
-}
-func (h errorCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h errorCounter) WithGroup(string) slog.Handler      { return h }
-
 // One fault is logged once: a backend's Take that ends the loop's
 // goroutine is contained where Take is called, and not again as the loop
 // ends.
@@ -132,7 +119,11 @@ func TestATakeThatEndsTheLoopIsLoggedOnce(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var errs atomic.Int64
-		s := newScheduler(t, sched.Config{Workers: 1, Logger: slog.New(errorCounter{&errs})})
+		s := newScheduler(t, sched.Config{Workers: 1, Logger: slog.New(onRecord(func(r slog.Record) {
+			if r.Level >= slog.LevelError {
+				errs.Add(1)
+			}
+		}))})
 		b := &faultyRuns{Backend: sched.NewMemory[int, int](), in: "Take", fault: runtime.Goexit}
 		var runs atomic.Int64
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Handler: sleeper(0, &runs)})
