@@ -82,6 +82,7 @@ type mentry[T any, K comparable] struct {
 	orderAt int           // index in order
 	take    *take[T, K]   // the take whose claim on it is current, until settled
 	held    *take[T, K]   // the last take that claimed it, until that take closes
+	toTail  bool          // became pending while held, its unit in distinct's scope: queued at the tail when held's take closes
 	prev    *mentry[T, K] // in a retained list
 	next    *mentry[T, K]
 }
@@ -243,8 +244,12 @@ func (m *Memory[T, K]) makeTakeable(e *mentry[T, K]) bool {
 		if !g.busy && g.level == 0 {
 			m.queue(&g.unit, g.pending[0].priority)
 		}
-	} else {
-		m.queue(&e.unit, e.priority)
+	} else if !m.queue(&e.unit, e.priority) && e.held != nil {
+		// Its unit is still in the scope of the take that ran it (a retry
+		// or snooze due at once, an Enable): it became pending now, so it
+		// goes to the tail when that take closes, not back to the place
+		// it had before it ran.
+		e.toTail = true
 	}
 	return true
 }
@@ -261,16 +266,18 @@ func cmpID(a, b ID) int {
 
 // queue adds u at the tail of level p. distinct refuses a unit still in
 // progress under a take that is closing; that take's done counts it then.
-func (m *Memory[T, K]) queue(u *unit[T, K], p int) {
+func (m *Memory[T, K]) queue(u *unit[T, K], p int) bool {
 	q := m.levels[p]
 	if q == nil {
 		q = new(distinct.Queue[*unit[T, K]])
 		m.levels[p] = q
 	}
-	if q.Add(u) {
-		m.countLevel(p, 1)
-		u.level = p
+	if !q.Add(u) {
+		return false
 	}
+	m.countLevel(p, 1)
+	u.level = p
+	return true
 }
 
 // countLevel adds n to the units queued at level p.
@@ -487,7 +494,7 @@ func (t *take[T, K]) fix(exit scope.Exit) {
 		// distinct keeps the unit queued exactly when the entry is pending
 		// and enabled. Both calls do nothing to a unit already settled.
 		u, lv := &e.unit, m.levels[e.priority]
-		keep := e.state == StatePending && !e.disabled
+		keep := e.state == StatePending && !e.disabled && !e.toTail
 		switch {
 		case keep && !exit.Failed():
 			lv.Fail(t.s, u)
@@ -520,13 +527,15 @@ func (t *take[T, K]) done() {
 		if e.held != t {
 			continue // claimed again since
 		}
-		e.held = nil
+		e.held, e.toTail = nil, false
 		if e.state == StatePending && !e.disabled && e.group == nil && e.unit.level == 0 && t.gens[i] == e.gen {
 			// Pending and not counted in a level: distinct put it back at
-			// its position, or — if it became pending while the scope was
-			// closing (a retry promoted between the finalizers), so that
-			// distinct refused it then and dropped it since — it is queued
-			// now, at the tail.
+			// its position (fix kept it: a run not settled), and it is
+			// counted now; or it became pending while its unit was in this
+			// take's scope (a retry or snooze due at once, an Enable: see
+			// makeTakeable) or while the scope was closing, so distinct
+			// refused it then and has dropped it since: it is queued now,
+			// at the tail.
 			m.levels[e.priority].Add(&e.unit)
 			m.countLevel(e.priority, 1)
 			e.unit.level = e.priority

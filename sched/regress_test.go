@@ -3,17 +3,21 @@ package sched_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
 )
 
-// Regression tests of two bugs found while building the cron engine on the
-// scheduler: a data race on a queue's average run time, and an entry
-// snoozed until a time that has come left pending for ever.
+// Regression tests of bugs found while building the cron engine on the
+// scheduler (a data race on a queue's average run time, and an entry
+// snoozed until a time that has come left pending for ever) and by the
+// property tests (a due retry that jumped the queue).
 
 // TestAvgRunRace failed under -race: sched's queueBase.estimate
 // reads queueBase.avgRun without Scheduler.mu, from a scheduling loop
@@ -162,6 +166,55 @@ func TestStopFromAHandler(t *testing.T) {
 		}
 		if err := s.Stop(ctx); err != nil { // waits for the handler now
 			t.Fatal(err)
+		}
+	})
+}
+
+// promoteOnSettle is the in-memory backend with the timekeeper always
+// winning a race: each Settle promotes what is due at once, while the
+// batch's scope is still open.
+type promoteOnSettle struct{ sched.Backend[int, int] }
+
+func (b promoteOnSettle) Settle(ctx context.Context, c *sched.Claim[int, int], o sched.Outcome) error {
+	err := b.Backend.Settle(ctx, c, o)
+	_, _, _ = b.Backend.Promote(ctx, o.Finished)
+	return err
+}
+
+// TestADueRetryGoesToTheTail failed: a retry already due when its run
+// settled, promoted before the batch's scope closed, went back to the
+// place it had before it ran (distinct's scope kept its unit), ahead of
+// entries that had been pending all along. It became pending last, so it
+// runs last (the model in props found it as a flaky FIFO violation).
+func TestADueRetryGoesToTheTail(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1})
+		gate := make(chan struct{})
+		var order []string // one worker: one run at a time
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+			Backend:   promoteOnSettle{sched.NewMemory[int, int]()},
+			BatchSize: 1,
+			Retry:     &sched.RetryPolicy{MaxRetries: 1, Base: time.Second},
+			Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+				order = append(order, fmt.Sprintf("%d#%d", j.Payload, j.Attempt))
+				if j.Payload == 1 && j.Attempt == 1 {
+					<-gate
+					return errors.New("fails")
+				}
+				return nil
+			},
+		})
+		must.Add(t, q, 1)
+		synctest.Wait() // 1 runs
+		time.Sleep(500 * time.Millisecond)
+		must.Add(t, q, 2) // pending from 0.5 s on
+		time.Sleep(600 * time.Millisecond)
+		close(gate) // 1 fails at 1.1 s: its retry was due at 1 s
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if got := strings.Join(order, " "); got != "1#1 2#1 1#2" {
+			t.Errorf("runs %s, want 1#1 2#1 1#2", got)
 		}
 	})
 }
