@@ -235,6 +235,14 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 	paused := false
 	maxConc := 0 // no cap
 	nextSeq := func() int { seq++; return seq }
+	// hist is what the model saw happen to each key, for the FIFO check's
+	// failure message: the check fails only for some interleavings, which
+	// rapid cannot replay.
+	t0 := time.Now()
+	hist := map[int][]string{}
+	note := func(e *mentry, what string) {
+		hist[e.key] = append(hist[e.key], fmt.Sprintf("%v %s id %d seq %d state %d dis %v", time.Since(t0), what, e.id, e.seq, e.state, e.disabled))
+	}
 	live := func(e *mentry) bool { return e.state <= mRunning }
 	// eligible returns the ready entries in the order they must run.
 	eligible := func() []*mentry {
@@ -267,6 +275,7 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 		})
 		for _, e := range due {
 			e.state, e.seq = mPending, nextSeq()
+			note(e, "promoted")
 		}
 		for _, e := range all {
 			if e.final() && !e.expiry().After(now) {
@@ -297,13 +306,14 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 			}
 			if ordered {
 				if first := eligible()[0]; first != e {
-					return fmt.Sprintf("key %d (priority %d, seq %d) started before key %d (priority %d, seq %d)", k, e.priority, e.seq, first.key, first.priority, first.seq)
+					return fmt.Sprintf("key %d (priority %d, seq %d) started before key %d (priority %d, seq %d)\nkey %d: %q\nkey %d: %q", k, e.priority, e.seq, first.key, first.priority, first.seq, k, hist[k], first.key, hist[first.key])
 				}
 			}
 			if r := waiting[k]; r == nil || r.attempt != e.attempts+1 {
 				return fmt.Sprintf("key %d ran as attempt %v, model says %d", k, r, e.attempts+1)
 			}
 			e.state, e.lastStart = mRunning, now
+			note(e, "started")
 			if n := countState(all, mRunning); maxConc > 0 && n > maxConc {
 				return fmt.Sprintf("%d running with a cap of %d", n, maxConc)
 			}
@@ -391,6 +401,7 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 				}
 				model[k] = e
 				all = append(all, e)
+				note(e, "added")
 			}
 			mu.Unlock()
 		},
@@ -444,6 +455,7 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 			if e.final() {
 				e.finished = now
 			}
+			note(e, fmt.Sprintf("finished %d", v))
 			promote(now)
 		},
 		"delete": func(rt *rapid.T) {
@@ -502,6 +514,7 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 					e.attempts, e.reruns = 0, 0
 				}
 				model[e.key] = e
+				note(e, "retried")
 			}
 		},
 		"sleep": func(rt *rapid.T) {
@@ -562,6 +575,7 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 				failure = fmt.Sprintf("disable/enable %d: %v", k, err)
 			}
 			e.disabled = !e.disabled
+			note(e, "toggled")
 		},
 		"set cap": func(rt *rapid.T) {
 			maxConc = rapid.IntRange(0, 3).Draw(rt, "cap")
