@@ -37,17 +37,8 @@ func TestAHangingDelayLetsStopAndCancelReturn(t *testing.T) {
 	}
 	must.Add(t, q, 1)
 	<-entered
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	stopped := make(chan error, 1)
-	go func() { stopped <- s.StopAndCancel(ctx) }()
-	select {
-	case err := <-stopped:
-		if !errors.Is(err, sched.ErrAbandoned) {
-			t.Errorf("StopAndCancel = %v, want ErrAbandoned", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("StopAndCancel did not return 10 s after its context ended")
+	if err := stopAndCancelSoon(t, s); !errors.Is(err, sched.ErrAbandoned) {
+		t.Errorf("StopAndCancel = %v, want ErrAbandoned", err)
 	}
 	if c := must.Counts(t, q); c.Pending != 1 {
 		t.Errorf("counts %+v, want the abandoned run back in pending", c)
@@ -86,13 +77,23 @@ func TestAHangingLoggerLetsStopAndCancelReturn(t *testing.T) {
 	}
 	must.Add(t, q, 1)
 	<-entered
+	stopAndCancelSoon(t, s)
+}
+
+// stopAndCancelSoon calls s.StopAndCancel with a context that ends in
+// 100 ms and returns its error; the test fails if it has not returned
+// 10 s after that.
+func stopAndCancelSoon(t *testing.T, s *sched.Scheduler) error {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	stopped := make(chan error, 1)
 	go func() { stopped <- s.StopAndCancel(ctx) }()
 	select {
-	case <-stopped:
+	case err := <-stopped:
+		return err
 	case <-time.After(10 * time.Second):
 		t.Fatal("StopAndCancel did not return 10 s after its context ended")
+		return nil
 	}
 }
