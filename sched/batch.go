@@ -112,7 +112,7 @@ func (b *batch[T, K]) run() (abandoned bool) {
 		var faults []fault
 		defer func() {
 			for _, f := range faults {
-				s.containStack(&q.queueBase, f.msg, f.v, f.stack)
+				s.containStack(&q.queueBase, f.msg, f.p)
 			}
 		}()
 		switch v := recover(); {
@@ -120,13 +120,13 @@ func (b *batch[T, K]) run() (abandoned bool) {
 			// Not the handler's (call recovers those) nor a metric's or
 			// the Clock's (guarded): the backend's Start or Settle. The
 			// worker goes on once the batch is finished.
-			faults = append(faults, fault{"backend panicked in Start or Settle", v, debug.Stack()})
+			faults = append(faults, fault{"backend panicked in Start or Settle", &scope.PanicError{Value: v, Stack: debug.Stack()}})
 		case b.result != scope.ErrGoexit:
 			// Not the handler: a dependency (the backend's Start or
 			// Settle, a metric, the Clock) ended the goroutine. The queue
 			// is left alone for a second, so that one that does so every
 			// time does not have workers respawned in a hot loop.
-			faults = append(faults, fault{"a dependency ended the worker's goroutine", exitValue(nil), debug.Stack()})
+			faults = append(faults, fault{"a dependency ended the worker's goroutine", &scope.PanicError{Value: exitValue(nil), Stack: debug.Stack()}})
 		}
 		if !b.holding {
 			b.mu.Lock()
@@ -138,7 +138,7 @@ func (b *batch[T, K]) run() (abandoned bool) {
 		defer b.mu.Unlock()
 		defer func() {
 			if v := recover(); v != nil { // the backend's Settle, below
-				faults = append(faults, fault{"backend panicked in Settle", v, debug.Stack()})
+				faults = append(faults, fault{"backend panicked in Settle", &scope.PanicError{Value: v, Stack: debug.Stack()}})
 			}
 			if !b.abandoned && !b.finished {
 				b.finishLocked(scope.Failed(scope.ErrGoexit))

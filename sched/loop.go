@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/governor"
+	"github.com/jobkit/jobkit/scope"
 )
 
 // loop is a scheduling loop: while a worker is idle, it picks a ready
@@ -25,21 +26,21 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 	defer func() {
 		if !normal {
 			v := recover()
-			gp, ok := v.(governorPanic)
+			p, ok := v.(*scope.PanicError) // the governor's, from admit
 			if v != nil && !ok {
 				panic(v) // not a dependency's: the loop's own bug
 			}
-			if q := st.q; q != nil && (v != nil || q.base().blockedUntil.Load() <= s.clock.Now().UnixNano()) {
+			if q := st.q; q != nil && (p != nil || q.base().blockedUntil.Load() <= s.clock.Now().UnixNano()) {
 				// The governor panicked, or a dependency (the governor,
 				// the Clock) ended the goroutine, while the loop served
 				// q (not the backend's Take: call contained that one):
 				// the queue is left alone for a second, so that one that
 				// does so every time does not have loops respawned in a
 				// hot loop.
-				if v == nil {
-					gp = governorPanic{exitValue(nil), debug.Stack()}
+				if p == nil {
+					p = &scope.PanicError{Value: exitValue(nil), Stack: debug.Stack()}
 				}
-				s.containStack(q.base(), "a dependency panicked or ended the scheduling loop's goroutine", gp.v, gp.stack)
+				s.containStack(q.base(), "a dependency panicked or ended the scheduling loop's goroutine", p)
 			}
 			st.undo(s)
 			if ctx.Err() == nil {
@@ -149,7 +150,7 @@ func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer
 func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error) {
 	defer func() {
 		if v := recover(); v != nil {
-			panic(governorPanic{v, debug.Stack()}) // for the loop's way out
+			panic(&scope.PanicError{Value: v, Stack: debug.Stack()}) // for the loop's way out
 		}
 	}()
 	q := r.base()
@@ -299,28 +300,19 @@ func exitValue(v any) any {
 // for a second, so that a dependency that faults on every call is not
 // called in a hot loop.
 func (s *Scheduler) contain(q *queueBase, msg string, v any) {
-	s.containStack(q, msg, v, debug.Stack())
+	s.containStack(q, msg, &scope.PanicError{Value: v, Stack: debug.Stack()})
 }
 
-// containStack is contain with the stack taken where the fault was seen.
-func (s *Scheduler) containStack(q *queueBase, msg string, v any, stack []byte) {
+// containStack is contain of p, with the stack taken where the fault was
+// seen.
+func (s *Scheduler) containStack(q *queueBase, msg string, p *scope.PanicError) {
 	q.blockedUntil.Store(s.clock.Now().Add(time.Second).UnixNano())
 	s.wakeTimekeeper(q.blockedUntil.Load())
-	s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.Any("panic", v), slog.String("stack", string(stack)))
-}
-
-// governorPanic is a panic of the governor (or of a NowFunc it calls) as
-// a scheduling loop asked it for a permit, with its stack: the loop's way
-// out contains it, and lets any other panic, a bug of the loop's own, go
-// on.
-type governorPanic struct {
-	v     any
-	stack []byte
+	s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.Any("panic", p.Value), slog.String("stack", string(p.Stack)))
 }
 
 // fault is a fault that containStack is to log.
 type fault struct {
-	msg   string
-	v     any
-	stack []byte
+	msg string
+	p   *scope.PanicError
 }
