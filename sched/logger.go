@@ -29,32 +29,30 @@ func guardLogger(l *slog.Logger) *slog.Logger {
 	return slog.New(guardedHandler{l.Handler()})
 }
 
-// call calls f, a call of the handler, through isolated.
-func (guardedHandler) call(f func()) { isolated(f) }
-
 func (g guardedHandler) Enabled(ctx context.Context, l slog.Level) (ok bool) {
-	g.call(func() { ok = g.h.Enabled(ctx, l) })
+	isolated(func() { ok = g.h.Enabled(ctx, l) })
 	return ok
 }
 
 func (g guardedHandler) Handle(ctx context.Context, r slog.Record) error {
 	err := errHandlerFault
-	g.call(func() { err = g.h.Handle(ctx, r) })
+	isolated(func() { err = g.h.Handle(ctx, r) })
 	return err
 }
 
 func (g guardedHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	h := g.h
-	g.call(func() { h = g.h.WithAttrs(as) })
-	if h == nil {
-		return g
-	}
-	return guardedHandler{h}
+	return g.with(func() slog.Handler { return g.h.WithAttrs(as) })
 }
 
 func (g guardedHandler) WithGroup(name string) slog.Handler {
-	h := g.h
-	g.call(func() { h = g.h.WithGroup(name) })
+	return g.with(func() slog.Handler { return g.h.WithGroup(name) })
+}
+
+// with returns the handler f derives from g's, guarded; or g if f faults
+// or returns nil.
+func (g guardedHandler) with(f func() slog.Handler) slog.Handler {
+	var h slog.Handler
+	isolated(func() { h = f() })
 	if h == nil {
 		return g
 	}
