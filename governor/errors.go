@@ -30,8 +30,9 @@ var (
 // panic with its stack and goes on sampling; Snapshot.Err holds the
 // PanicError until a sample succeeds.
 type PanicError struct {
-	// Value is the value the Sampler panicked with (a *runtime.PanicNilError
-	// for panic(nil)).
+	// Value is the value the Sampler (or, on the sampling goroutine,
+	// Config.NowFunc) panicked with (a *runtime.PanicNilError for
+	// panic(nil)).
 	Value any
 	// Stack is the stack of the goroutine that panicked, as runtime/debug.Stack
 	// formats it.

@@ -63,11 +63,11 @@ func (g *Governor) run(ctx context.Context, st *loopState, afterFault bool) {
 	defer func() {
 		if !returned {
 			v := recover()
-			np, ok := v.(nowPanic)
+			p, ok := v.(*PanicError) // NowFunc's, from loopNow
 			if v != nil && !ok {
 				panic(v) // not NowFunc's: a bug of the Governor's own
 			}
-			g.fault(ctx, st, np)
+			g.fault(ctx, st, p)
 			return
 		}
 		st.end()
@@ -124,27 +124,20 @@ func (g *Governor) startSample(ctx context.Context, st *loopState) {
 	}
 }
 
-// nowPanic is a panic of Config.NowFunc on the sampling goroutine, with
-// its stack.
-type nowPanic struct {
-	v     any
-	stack []byte
-}
-
 // loopNow calls Config.NowFunc for the sampling goroutine. Its panic goes
-// on as a nowPanic, which run's way out contains; any other panic there, a
+// on as a *PanicError, which run's way out contains; any other panic there, a
 // bug of the Governor's own (which may hold g.mu), is not contained.
 func (g *Governor) loopNow() time.Time {
 	defer func() {
 		if v := recover(); v != nil {
-			panic(nowPanic{v, debug.Stack()})
+			panic(&PanicError{Value: v, Stack: debug.Stack()})
 		}
 	}()
 	return g.cfg.NowFunc()
 }
 
 // fault takes over from a run that a call on its goroutine ended, by a
-// panic of NowFunc (p) or, if p.stack is nil, by runtime.Goexit; what the
+// panic of NowFunc (p) or, if p is nil, by runtime.Goexit; what the
 // call was doing (applying a sample, marking the reading late, sweeping) is
 // lost. fault logs it, then starts a new run on st, or ends sampling if
 // ctx is done.
@@ -158,13 +151,13 @@ func (g *Governor) loopNow() time.Time {
 // turn, as with a NowFunc that always panics, is replaced at most twice
 // between two ticks and once a tick while the faults go on, not in a hot
 // loop.
-func (g *Governor) fault(ctx context.Context, st *loopState, p nowPanic) {
+func (g *Governor) fault(ctx context.Context, st *loopState, p *PanicError) {
 	if st.first != nil && !st.busy { // the first sample has returned, yet first is open: applying it faulted
 		close(st.first)
 		st.first = nil
 	}
-	if p.stack != nil {
-		g.log(slog.LevelError, "governor: NowFunc panicked on the sampling goroutine", "panic", fmt.Sprint(p.v), "stack", string(p.stack))
+	if p != nil {
+		g.log(slog.LevelError, "governor: NowFunc panicked on the sampling goroutine", "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
 	} else {
 		g.log(slog.LevelError, "governor: a call on the sampling goroutine called runtime.Goexit")
 	}
