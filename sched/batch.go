@@ -101,6 +101,11 @@ func (b *batch[T, K]) run() (abandoned bool) {
 	q := b.q
 	s := q.s
 	done := false
+	// running is when the run of claim cur started, while its handler is
+	// called and until it is settled: the worker's own copy of b.started,
+	// which it reads without the lock.
+	var running time.Time
+	cur := 0
 	defer func() {
 		if done {
 			return
@@ -128,24 +133,47 @@ func (b *batch[T, K]) run() (abandoned bool) {
 			// time does not have workers respawned in a hot loop.
 			faults = append(faults, fault{"a dependency ended the worker's goroutine", &scope.PanicError{Value: exitValue(nil), Stack: debug.Stack()}})
 		}
-		if !b.holding {
-			b.mu.Lock()
-		}
-		b.holding = false
-		// Each step deferred, so that the batch is finished and mu let go
-		// even if settling ends the goroutine again (a backend's Settle).
-		// The batch is not recycled: it is dropped.
-		defer b.mu.Unlock()
+		var (
+			o          Outcome
+			end        time.Time
+			classified bool
+			r          ran
+		)
 		defer func() {
-			if v := recover(); v != nil { // the backend's Settle, below
-				faults = append(faults, fault{"backend panicked in Settle", &scope.PanicError{Value: v, Stack: debug.Stack()}})
+			if !b.holding {
+				b.mu.Lock()
 			}
-			if !b.abandoned && !b.finished {
-				b.finishLocked(scope.Failed(scope.ErrGoexit))
+			b.holding = false
+			// Each step deferred, so that the batch is finished and mu
+			// let go even if settling ends the goroutine again (a
+			// backend's Settle); the run observed once mu is let go. The
+			// batch is not recycled: it is dropped.
+			defer func() { b.observe(r) }()
+			defer b.mu.Unlock()
+			defer func() {
+				if v := recover(); v != nil { // the backend's Settle, below
+					faults = append(faults, fault{"backend panicked in Settle", &scope.PanicError{Value: v, Stack: debug.Stack()}})
+				}
+				if !b.abandoned && !b.finished {
+					b.finishLocked(scope.Failed(scope.ErrGoexit))
+				}
+			}()
+			if !b.abandoned && !b.finished && !b.started.IsZero() {
+				if !classified { // the Clock ended the goroutine as it was read, below
+					end = s.clock.Now()
+					o = q.outcome(&b.claims[b.cur], b.result, b.started, end)
+				}
+				r = b.settleOutcomeLocked(&b.claims[b.cur], o, end)
 			}
 		}()
-		if !b.abandoned && !b.finished && !b.started.IsZero() {
-			b.settleLocked(&b.claims[b.cur], b.result, s.clock.Now())
+		// The run in progress, if its handler was called, is classified
+		// before the lock is taken, as in the loop below: err's methods
+		// and a retry policy's Delay may hang. (Not if the lock is held:
+		// the run was settled then, or never started.)
+		if !running.IsZero() && !b.holding {
+			end = s.clock.Now()
+			o = q.outcome(&b.claims[cur], b.result, running, end)
+			classified = true
 		}
 	}()
 	if m := q.metrics; m != nil {
@@ -165,6 +193,7 @@ func (b *batch[T, K]) run() (abandoned bool) {
 			continue // not started: the scope's close puts it back
 		}
 		b.result = scope.ErrGoexit // what the run ends with if the handler ends the goroutine
+		running, cur = now, i
 		err := b.call(b.ctx)
 		b.result = err
 		end := s.clock.Now()
@@ -181,9 +210,11 @@ func (b *batch[T, K]) run() (abandoned bool) {
 			done = true
 			return true // rescued: its result is ignored
 		}
-		b.settleOutcomeLocked(&b.claims[i], o, end)
+		r := b.settleOutcomeLocked(&b.claims[i], o, end)
 		b.holding = false
 		b.mu.Unlock()
+		running = time.Time{}
+		b.observe(r)
 	}
 	b.mu.Lock()
 	b.holding = true
@@ -266,18 +297,13 @@ func (b *batch[T, K]) call(ctx context.Context) (err error) {
 	return b.q.handler(ctx, &b.job)
 }
 
-// settleLocked settles claim c, whose run ended at end with err.
-func (b *batch[T, K]) settleLocked(c *Claim[T, K], err error, end time.Time) {
+// settleOutcomeLocked settles claim c, whose run ended at end, with o, and
+// returns the run for observe.
+func (b *batch[T, K]) settleOutcomeLocked(c *Claim[T, K], o Outcome, end time.Time) ran {
 	if started, ok := b.unstartLocked(); ok {
-		b.settle(c, b.q.outcome(c, err, started, end), started, end)
+		return b.settle(c, o, started, end)
 	}
-}
-
-// settleOutcomeLocked settles claim c, whose run ended at end, with o.
-func (b *batch[T, K]) settleOutcomeLocked(c *Claim[T, K], o Outcome, end time.Time) {
-	if started, ok := b.unstartLocked(); ok {
-		b.settle(c, o, started, end)
-	}
+	return ran{}
 }
 
 // unstartLocked marks the running claim as no longer running and returns
@@ -295,9 +321,28 @@ func (b *batch[T, K]) unstartLocked() (time.Time, bool) {
 	return started, true
 }
 
+// ran is a run that ended, for the work-duration and retries metrics. The
+// metrics are the user's code and may hang: they are observed once the
+// batch's lock is let go (see observe), so that a rescue or StopAndCancel
+// abandons the batch instead of waiting for its lock.
+type ran struct {
+	d       time.Duration
+	retried bool
+	ok      bool // a run ended
+}
+
+// observe records r in the queue's metrics, if it is a run and metrics are
+// on. It is called without the batch's lock, where nothing is half done
+// (see run).
+func (b *batch[T, K]) observe(r ran) {
+	if m := b.q.metrics; m != nil && r.ok {
+		m.runEnded(r.d, r.retried)
+	}
+}
+
 // settle settles claim c, whose run started at started and ended at end,
-// with o.
-func (b *batch[T, K]) settle(c *Claim[T, K], o Outcome, started, end time.Time) {
+// with o, and returns the run for observe.
+func (b *batch[T, K]) settle(c *Claim[T, K], o Outcome, started, end time.Time) ran {
 	q := b.q
 	b.settleAs(c, o)
 	switch o.Kind {
@@ -309,9 +354,10 @@ func (b *batch[T, K]) settle(c *Claim[T, K], o Outcome, started, end time.Time) 
 	d := end.Sub(started)
 	b.used += max(d, minRunCost)
 	b.job = Job[T, K]{}
-	if m := q.metrics; m != nil { // last: see run
-		m.runEnded(b, d, o.Kind == OutcomeRetry)
+	if m := q.metrics; m != nil {
+		m.runStopped(b)
 	}
+	return ran{d: d, retried: o.Kind == OutcomeRetry, ok: true}
 }
 
 // call calls the backend's method in through f on a goroutine other than
@@ -507,7 +553,7 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 	s := q.s
 	now := s.clock.Now() // first: see run
 	b.abandoned = true
-	var ran time.Duration // how long the running claim ran, if one did
+	var took time.Duration // how long the running claim ran, if one did
 	wasRunning := !b.started.IsZero()
 	// Deferred, so that the batch is finished and its worker replaced even
 	// if the backend's Settle ends the goroutine (the reaper's, or Stop's).
@@ -517,8 +563,10 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 		}
 		b.finishLocked(scope.Failed(ErrRescued))
 		s.handOver()
-		if m := q.metrics; m != nil && wasRunning { // last: see run
-			m.runEnded(b, ran, false)
+		if m := q.metrics; m != nil && wasRunning {
+			// Not observed: the run did not end (it runs again), and a
+			// metric, the user's code, must not hold the lock.
+			m.runStopped(b)
 		}
 	}()
 	if wasRunning {
@@ -530,8 +578,8 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 			o.Err = &RunError{Attempt: c.Attempts + 1, At: now, Type: "rescue",
 				Message: fmt.Sprintf("poisoned: its lease lapsed %d times", c.Rescues+1)}
 		}
-		ran = now.Sub(b.started)
-		b.used += max(ran, minRunCost)
+		took = now.Sub(b.started)
+		b.used += max(took, minRunCost)
 		q.running.Add(-1)
 		b.started = time.Time{}
 		b.gone[b.cur] = true
@@ -573,13 +621,31 @@ func (b *batch[T, K]) renew(now time.Time) {
 const minRunCost = time.Microsecond
 
 // outcome classifies the end of the run of c, which started at start and
-// ended at end with err.
+// ended at end with err. A run that failed is classified on a goroutine of
+// its own (see isolated): err's methods (Error, As, Is, Unwrap) are the
+// user's code, and a typed nil error whose Error panics is a common
+// mistake. If classifying panics or ends that goroutine, the run fails,
+// not retried, with a RunError that says so; before, the worker's way out
+// took it for a faulty backend and ran the entry again, once a second, for
+// ever.
 func (q *Queue[T, K]) outcome(c *Claim[T, K], err error, start, end time.Time) Outcome {
-	o := Outcome{Finished: end}
 	if err == nil {
-		o.Kind = OutcomeSucceeded
-		return o
+		return Outcome{Kind: OutcomeSucceeded, Finished: end}
 	}
+	var o Outcome
+	if !isolated(func() { o = q.classify(c, err, start, end) }) {
+		o = Outcome{Kind: OutcomeFailed, Finished: end, Err: &RunError{
+			Attempt: c.Attempts + 1, At: end, Type: fmt.Sprintf("%T", err),
+			Message: "the handler's error faulted as it was classified: its Error, Is, As or Unwrap method panicked or ended its goroutine (not retried)",
+		}}
+	}
+	return o
+}
+
+// classify is outcome for a run that failed with err, on the goroutine
+// outcome isolates.
+func (q *Queue[T, K]) classify(c *Claim[T, K], err error, start, end time.Time) Outcome {
+	o := Outcome{Finished: end}
 	var (
 		perm   *PermanentError
 		snooze *SnoozeError

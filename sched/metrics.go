@@ -29,7 +29,9 @@ type MetricsProvider interface {
 	// NewLatencyMetric observes, in seconds, how long an entry waited from
 	// its add to the start of a run.
 	NewLatencyMetric(name string) HistogramMetric
-	// NewWorkDurationMetric observes, in seconds, how long runs take.
+	// NewWorkDurationMetric observes, in seconds, how long runs take. A
+	// run abandoned by a rescue or StopAndCancel is not observed: it runs
+	// again.
 	NewWorkDurationMetric(name string) HistogramMetric
 	// NewUnfinishedWorkSecondsMetric is set, twice a second, to the seconds
 	// that the runs in progress have taken so far, summed.
@@ -155,17 +157,24 @@ func (m *queueMetrics) dispatched(b interface{ latencies(func(time.Duration)) })
 	returned = true
 }
 
-// runStarted and runEnded track the run in progress of batch b.
+// runStarted and runStopped track the run in progress of batch b. They
+// call no metric, so they may be called under the batch's lock.
 func (m *queueMetrics) runStarted(b any, at time.Time) {
 	m.mu.Lock()
 	m.running[b] = at
 	m.mu.Unlock()
 }
 
-func (m *queueMetrics) runEnded(b any, d time.Duration, retried bool) {
+func (m *queueMetrics) runStopped(b any) {
 	m.mu.Lock()
 	delete(m.running, b)
 	m.mu.Unlock()
+}
+
+// runEnded observes a run that ended after d, and counts a retry. It is
+// called without the batch's lock: a metric that hangs holds its worker,
+// and nothing else.
+func (m *queueMetrics) runEnded(d time.Duration, retried bool) {
 	if m.off.Load() {
 		return
 	}

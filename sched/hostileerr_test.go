@@ -1,0 +1,151 @@
+package sched_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
+)
+
+// nilErr is an error type whose Error dereferences its receiver: a handler
+// that returns a typed nil *nilErr returns an error whose Error panics, a
+// common Go mistake.
+type nilErr struct{ msg string }
+
+func (e *nilErr) Error() string { return e.msg }
+
+// exitErr is an error whose Error ends the goroutine calling it.
+type exitErr struct{}
+
+func (exitErr) Error() string { runtime.Goexit(); return "" }
+
+// A handler's error whose Error panics or ends the goroutine fails its
+// run, with the fault in the run's error; the worker goes on, and the next
+// job runs.
+//
+// Before, classifying the run faulted on the worker: its way out took that
+// for a faulty backend, and the entry and those behind it went back to
+// pending, to fault again a second later, for ever.
+func TestAnErrorWhoseErrorMethodFaultsFailsItsRun(t *testing.T) {
+	t.Parallel()
+	cases := map[string]func() error{
+		"typed nil": func() error { var e *nilErr; return e },
+		"Goexit":    func() error { return exitErr{} },
+	}
+	for name, bad := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ran := make(chan int, 2)
+			s := newScheduler(t, sched.Config{Workers: 1, Logger: quiet})
+			q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+				Retry: &sched.RetryPolicy{MaxRetries: 0},
+				Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+					defer func() { ran <- j.Payload }()
+					if j.Payload == 1 {
+						return bad()
+					}
+					return nil
+				},
+			})
+			id := must.Add(t, q, 1)
+			must.Add(t, q, 2)
+			for range 2 {
+				select {
+				case <-ran:
+				case <-time.After(10 * time.Second):
+					t.Fatal("a job did not run")
+				}
+			}
+			if err := s.Stop(context.Background()); err != nil { // waits for the runs to settle
+				t.Fatal(err)
+			}
+			if c := must.Counts(t, q); c.Failed != 1 || c.Succeeded != 1 {
+				t.Fatalf("counts %+v, want one failed and one succeeded", c)
+			}
+			e, err := q.Get(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.State != sched.StateFailed || len(e.Errors) != 1 {
+				t.Fatalf("entry %v with errors %+v, want failed with one error", e.State, e.Errors)
+			}
+			if re := e.Errors[0]; !strings.Contains(re.Message, "faulted") || !strings.Contains(re.Type, "Err") {
+				t.Errorf("run error %q of type %q, want the fault and the error's type", re.Message, re.Type)
+			}
+		})
+	}
+}
+
+// hangErr is an error whose Error hangs until release is closed.
+type hangErr struct{ entered, release chan struct{} }
+
+func (e hangErr) Error() string {
+	close(e.entered)
+	<-e.release
+	return "hung"
+}
+
+// An error whose Error hangs holds its worker, as a hung handler does, and
+// no lock: StopAndCancel still returns when its context ends. (Real time:
+// see TestAHangingDelayLetsStopAndCancelReturn.)
+func TestAnErrorWhoseErrorMethodHangsLetsStopAndCancelReturn(t *testing.T) {
+	t.Parallel()
+	e := hangErr{make(chan struct{}), make(chan struct{})}
+	defer close(e.release)
+	s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
+	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+		Handler: func(context.Context, *sched.Job[int, int]) error { return e },
+	})
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	must.Add(t, q, 1)
+	<-e.entered
+	if err := stopAndCancelSoon(t, s); !errors.Is(err, sched.ErrAbandoned) {
+		t.Errorf("StopAndCancel = %v, want ErrAbandoned", err)
+	}
+}
+
+// A metric that hangs as a run ends holds its worker and no lock:
+// StopAndCancel still returns when its context ends. (Real time: see
+// TestAHangingDelayLetsStopAndCancelReturn.) Before, the work-duration and
+// retries metrics were called under the batch's lock.
+func TestAHangingMetricLetsStopAndCancelReturn(t *testing.T) {
+	t.Parallel()
+	for _, which := range []string{"duration", "retries"} {
+		t.Run(which, func(t *testing.T) {
+			t.Parallel()
+			entered, release := make(chan struct{}), make(chan struct{})
+			defer close(release)
+			p := &panicky{which: which, fault: func() {
+				close(entered)
+				<-release
+			}}
+			p.armed.Store(true)
+			s := must.New(t, sched.Config{Workers: 1, Metrics: p, Logger: quiet})
+			q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+				Retry:   &sched.RetryPolicy{MaxRetries: 1, Base: time.Hour},
+				Handler: func(context.Context, *sched.Job[int, int]) error { return errors.New("fails") },
+			})
+			if err := s.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			must.Add(t, q, 1)
+			must.Add(t, q, 2)
+			<-entered
+			if err := stopAndCancelSoon(t, s); !errors.Is(err, sched.ErrAbandoned) {
+				t.Errorf("StopAndCancel = %v, want ErrAbandoned", err)
+			}
+			// The run whose metric hangs was settled before it: a retry.
+			// The entry behind it goes back to pending.
+			if c := must.Counts(t, q); c.Delayed != 1 || c.Pending != 1 {
+				t.Errorf("counts %+v, want the settled run delayed and the other back in pending", c)
+			}
+		})
+	}
+}
