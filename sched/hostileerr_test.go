@@ -149,3 +149,17 @@ func TestAHangingMetricLetsStopAndCancelReturn(t *testing.T) {
 		})
 	}
 }
+
+// A Job the scheduler did not make, as a handler's unit test makes one,
+// has no run: Progress and Heartbeat return ErrStale. Before, they
+// dereferenced a nil batch.
+func TestAJobNotTheSchedulersHasNoRun(t *testing.T) {
+	t.Parallel()
+	j := &sched.Job[int, int]{ID: 1, Payload: 7}
+	if err := j.Progress(context.Background(), sched.Progress{Done: 1, Total: 2}); !errors.Is(err, sched.ErrStale) {
+		t.Errorf("Progress = %v, want ErrStale", err)
+	}
+	if err := j.Heartbeat(context.Background()); !errors.Is(err, sched.ErrStale) {
+		t.Errorf("Heartbeat = %v, want ErrStale", err)
+	}
+}

@@ -6,7 +6,11 @@ import (
 )
 
 // Job is one run of an entry, as its handler sees it. It is valid only
-// until the handler returns: the scheduler reuses it.
+// until the handler returns: the scheduler reuses it for the next run of
+// the batch, so a goroutine of the handler's that beats or reports
+// progress must be done before the handler returns. A Job the scheduler
+// did not make (a handler's unit test's, the zero Job) has no run:
+// Progress and Heartbeat return ErrStale.
 type Job[T any, K comparable] struct {
 	// ID is the entry's, Key its distinct key, Payload what was added.
 	ID      ID
@@ -31,6 +35,9 @@ type Job[T any, K comparable] struct {
 // Entry.Progress). It returns ErrStale if the run is no longer the entry's
 // current one.
 func (j *Job[T, K]) Progress(ctx context.Context, p Progress) error {
+	if j.b == nil {
+		return ErrStale
+	}
 	return j.b.q.backend.Progress(ctx, j.ID, j.gen, p)
 }
 
@@ -40,6 +47,9 @@ func (j *Job[T, K]) Progress(ctx context.Context, p Progress) error {
 // returns ErrStale, and renews nothing, once the run is no longer the
 // entry's current one (it was rescued, or the handler returned).
 func (j *Job[T, K]) Heartbeat(ctx context.Context) error {
+	if j.b == nil {
+		return ErrStale
+	}
 	q := j.b.q
 	return q.backend.Renew(ctx, j.ID, j.gen, q.s.clock.Now().Add(q.lease))
 }
