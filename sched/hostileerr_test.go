@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/jobkit/jobkit/sched"
@@ -161,5 +162,62 @@ func TestAJobNotTheSchedulersHasNoRun(t *testing.T) {
 	}
 	if err := j.Heartbeat(context.Background()); !errors.Is(err, sched.ErrStale) {
 		t.Errorf("Heartbeat = %v, want ErrStale", err)
+	}
+}
+
+// The outcome errors built by hand (without their constructors, with no
+// error inside, or typed nils) classify as their constructors' would:
+// before, their Error or the snooze's time dereferenced nil, and the run
+// failed as an error that faulted.
+func TestHandBuiltOutcomeErrorsClassifyAsTheirConstructors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		err   error
+		state sched.State
+		runs  int
+	}{
+		{"PermanentError{}", &sched.PermanentError{}, sched.StateFailed, 1},
+		{"nil *PermanentError", (*sched.PermanentError)(nil), sched.StateFailed, 1},
+		{"CancelError{}", &sched.CancelError{}, sched.StateCancelled, 1},
+		{"nil *CancelError", (*sched.CancelError)(nil), sched.StateCancelled, 1},
+		{"RerunError{}", &sched.RerunError{}, sched.StatePoisoned, 2},         // MaxReruns 1
+		{"nil *RerunError", (*sched.RerunError)(nil), sched.StatePoisoned, 2}, // MaxReruns 1
+		{"SnoozeError{After: -1h}", &sched.SnoozeError{After: -time.Hour}, sched.StateSucceeded, 2},
+		{"nil *SnoozeError", (*sched.SnoozeError)(nil), sched.StateSucceeded, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				s := newScheduler(t, sched.Config{Workers: 1, Logger: quiet})
+				keep := sched.Retention{Succeeded: time.Hour, MaxSucceeded: 10, Failed: time.Hour, MaxFailed: 10, Cancelled: time.Hour, MaxCancelled: 10}
+				runs := 0
+				q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+					Retry: &sched.RetryPolicy{MaxRetries: 3, Base: time.Second}, MaxReruns: 1, Retention: &keep,
+					Handler: func(context.Context, *sched.Job[int, int]) error {
+						runs++
+						if runs == 1 || tc.state == sched.StatePoisoned {
+							return tc.err
+						}
+						return nil
+					},
+				})
+				id := must.Add(t, q, 1)
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				e, err := q.Get(context.Background(), id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e.State != tc.state || runs != tc.runs {
+					t.Fatalf("%v after %d runs, want %v after %d", e.State, runs, tc.state, tc.runs)
+				}
+				for _, re := range e.Errors {
+					if strings.Contains(re.Message, "faulted") {
+						t.Errorf("run error %q: the error faulted as it was classified", re.Message)
+					}
+				}
+			})
+		})
 	}
 }

@@ -125,11 +125,22 @@ func Permanent(err error) error {
 	return &PermanentError{Err: err}
 }
 
-// Error returns "permanent: " and the wrapped error's message.
-func (e *PermanentError) Error() string { return "permanent: " + e.Err.Error() }
+// Error returns "permanent: " and the wrapped error's message. A
+// PermanentError built without Err (or a nil one) reads as Permanent(nil).
+func (e *PermanentError) Error() string {
+	if e == nil || e.Err == nil {
+		return "permanent: permanent failure"
+	}
+	return "permanent: " + e.Err.Error()
+}
 
 // Unwrap returns the wrapped error.
-func (e *PermanentError) Unwrap() error { return e.Err }
+func (e *PermanentError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // SnoozeError asks to run the entry again later, without spending an
 // attempt: the job is not ready yet (a resource it waits for), or, for a
@@ -151,18 +162,25 @@ func SnoozeUntil(t time.Time) error { return &SnoozeError{Until: t} }
 
 // Error describes the snooze.
 func (e *SnoozeError) Error() string {
+	if e == nil {
+		return "snooze 0s"
+	}
 	if !e.Until.IsZero() {
 		return "snooze until " + e.Until.Format(time.RFC3339Nano)
 	}
 	return fmt.Sprintf("snooze %v", e.After)
 }
 
-// at returns when a run that ended at end runs again.
+// at returns when a run that ended at end runs again: at once for a nil
+// SnoozeError, and for one built with a negative After, as Snooze does.
 func (e *SnoozeError) at(end time.Time) time.Time {
-	if !e.Until.IsZero() {
+	switch {
+	case e == nil:
+		return end
+	case !e.Until.IsZero():
 		return e.Until
 	}
-	return end.Add(e.After)
+	return end.Add(max(e.After, 0))
 }
 
 // CancelError ends the entry as cancelled: not retried, and not an error in
@@ -175,14 +193,19 @@ func Cancel(reason error) error { return &CancelError{Reason: reason} }
 
 // Error returns "cancelled", with the reason if there is one.
 func (e *CancelError) Error() string {
-	if e.Reason == nil {
+	if e == nil || e.Reason == nil {
 		return "cancelled"
 	}
 	return "cancelled: " + e.Reason.Error()
 }
 
 // Unwrap returns the reason.
-func (e *CancelError) Unwrap() error { return e.Reason }
+func (e *CancelError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Reason
+}
 
 // RerunError runs the entry again at once without spending an attempt: the
 // run was cut short by something outside the job (the process is shutting
@@ -199,8 +222,19 @@ func Rerun(err error) error {
 	return &RerunError{Err: err}
 }
 
-// Error returns "rerun: " and the wrapped error's message.
-func (e *RerunError) Error() string { return "rerun: " + e.Err.Error() }
+// Error returns "rerun: " and the wrapped error's message. A RerunError
+// built without Err (or a nil one) reads as Rerun(nil).
+func (e *RerunError) Error() string {
+	if e == nil || e.Err == nil {
+		return "rerun: rerun"
+	}
+	return "rerun: " + e.Err.Error()
+}
 
 // Unwrap returns the wrapped error.
-func (e *RerunError) Unwrap() error { return e.Err }
+func (e *RerunError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
