@@ -23,6 +23,20 @@ type Inspector struct{ s *Scheduler }
 // Inspector returns the scheduler's management view.
 func (s *Scheduler) Inspector() *Inspector { return &Inspector{s} }
 
+// check returns the error of a call under ctx of an Inspector (see
+// checkCtx), and one wrapping ErrInvalid for an Inspector not made by
+// Scheduler.Inspector. Every method that takes a context checks it first,
+// through queues or runner.
+func (i *Inspector) check(ctx context.Context) error {
+	if i == nil {
+		return errNotMade
+	}
+	if err := i.s.made(); err != nil {
+		return err
+	}
+	return checkCtx(ctx)
+}
+
 // Summary describes one entry for management: an Entry with its key as
 // text and its payload, if asked for, as any.
 type Summary struct {
@@ -111,7 +125,10 @@ func (q *Query) simple() bool {
 
 // queues returns the registered queues that q selects, sorted by name, or an
 // error wrapping ErrUnknownQueue for a name no queue has.
-func (i *Inspector) queues(q *Query) ([]runner, error) {
+func (i *Inspector) queues(ctx context.Context, q *Query) ([]runner, error) {
+	if err := i.check(ctx); err != nil {
+		return nil, err
+	}
 	i.s.mu.Lock()
 	defer i.s.mu.Unlock()
 	var out []runner
@@ -139,7 +156,7 @@ func (i *Inspector) queues(q *Query) ([]runner, error) {
 // the queues changed meanwhile.
 func (i *Inspector) List(ctx context.Context, q Query) iter.Seq2[Summary, error] {
 	return func(yield func(Summary, error) bool) {
-		rs, err := i.queues(&q)
+		rs, err := i.queues(ctx, &q)
 		if err != nil {
 			yield(Summary{}, err)
 			return
@@ -175,7 +192,7 @@ func (i *Inspector) Count(ctx context.Context, q Query) (int, error) {
 		}
 		return n, nil
 	}
-	rs, err := i.queues(&q)
+	rs, err := i.queues(ctx, &q)
 	if err != nil {
 		return 0, err
 	}
@@ -196,7 +213,10 @@ func (i *Inspector) Count(ctx context.Context, q Query) (int, error) {
 }
 
 // runner returns the queue named name.
-func (i *Inspector) runner(name string) (runner, error) {
+func (i *Inspector) runner(ctx context.Context, name string) (runner, error) {
+	if err := i.check(ctx); err != nil {
+		return nil, err
+	}
 	i.s.mu.Lock()
 	defer i.s.mu.Unlock()
 	r := i.s.byName[name]
@@ -208,7 +228,7 @@ func (i *Inspector) runner(name string) (runner, error) {
 
 // Get returns the entry of queue with the ID, with its payload.
 func (i *Inspector) Get(ctx context.Context, queue string, id ID) (Summary, error) {
-	r, err := i.runner(queue)
+	r, err := i.runner(ctx, queue)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -233,7 +253,7 @@ func (i *Inspector) Retry(ctx context.Context, q Query, reset bool) (int, error)
 // ErrNotFound if there is none, and ErrWrongState if it is not final or
 // its key is taken.
 func (i *Inspector) RetryID(ctx context.Context, queue string, id ID, reset bool) error {
-	r, err := i.runner(queue)
+	r, err := i.runner(ctx, queue)
 	if err != nil {
 		return err
 	}
@@ -243,7 +263,7 @@ func (i *Inspector) RetryID(ctx context.Context, queue string, id ID, reset bool
 // DeleteID deletes the entry of queue with the ID. It returns ErrNotFound
 // if there is none, and ErrWrongState if it is awaiting or running.
 func (i *Inspector) DeleteID(ctx context.Context, queue string, id ID) error {
-	r, err := i.runner(queue)
+	r, err := i.runner(ctx, queue)
 	if err != nil {
 		return err
 	}
@@ -254,7 +274,7 @@ func (i *Inspector) DeleteID(ctx context.Context, queue string, id ID) error {
 type one struct{ id ID }
 
 func (i *Inspector) each(ctx context.Context, q *Query, do func(runner) (int, error)) (int, error) {
-	rs, err := i.queues(q)
+	rs, err := i.queues(ctx, q)
 	if err != nil {
 		return 0, err
 	}
@@ -279,7 +299,7 @@ func (i *Inspector) Pause(queue string) error { return i.setPaused(queue, true) 
 func (i *Inspector) Resume(queue string) error { return i.setPaused(queue, false) }
 
 func (i *Inspector) setPaused(queue string, paused bool) error {
-	r, err := i.runner(queue)
+	r, err := i.runner(context.Background(), queue)
 	if err != nil {
 		return err
 	}
@@ -299,7 +319,7 @@ func (i *Inspector) Enable(ctx context.Context, queue string, id ID) error {
 }
 
 func (i *Inspector) setDisabled(ctx context.Context, queue string, id ID, disabled bool) error {
-	r, err := i.runner(queue)
+	r, err := i.runner(ctx, queue)
 	if err != nil {
 		return err
 	}
@@ -332,7 +352,7 @@ type QueueSummary struct {
 
 // Summaries returns a summary of every queue, by name.
 func (i *Inspector) Summaries(ctx context.Context) ([]QueueSummary, error) {
-	rs, err := i.queues(&Query{})
+	rs, err := i.queues(ctx, &Query{})
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +369,7 @@ func (i *Inspector) Summaries(ctx context.Context) ([]QueueSummary, error) {
 
 // Summary returns the summary of the queue named queue.
 func (i *Inspector) Summary(ctx context.Context, queue string) (QueueSummary, error) {
-	r, err := i.runner(queue)
+	r, err := i.runner(ctx, queue)
 	if err != nil {
 		return QueueSummary{}, err
 	}

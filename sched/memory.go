@@ -111,12 +111,17 @@ func NewMemory[T any, K comparable]() *Memory[T, K] {
 	}
 }
 
-// Open implements Backend.
+// Open implements Backend. A zero Memory (&Memory[T, K]{}) is made ready
+// here, as NewMemory makes one.
 func (m *Memory[T, K]) Open(q QueueInfo) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.opened {
 		return fmt.Errorf("%w: backend opened twice", ErrInvalid)
+	}
+	if m.groups == nil {
+		m.byKey = newKeyIndex[T, K]()
+		m.groups = make(map[string]*group[T, K])
 	}
 	if q.Notify == nil {
 		q.Notify = func() {}
@@ -156,6 +161,9 @@ const maxFreeEntries = 4096
 // in a queue not opened as Grouped, are errors wrapping ErrInvalid. The key
 // is hashed before the lock is taken.
 func (m *Memory[T, K]) Add(ctx context.Context, a NewEntry[T, K]) (ID, bool, error) {
+	if m.byKey.lay == nil { // a zero Memory, never opened: the contract is broken
+		return 0, false, fmt.Errorf("%w: Add to a Memory not opened", ErrInvalid)
+	}
 	h, ok := m.byKey.hash(a.Key)
 	if !ok {
 		return 0, false, fmt.Errorf("%w: key %s is not equal to itself or cannot be hashed", ErrInvalid, keys.Describe(a.Key))

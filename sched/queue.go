@@ -183,8 +183,8 @@ type queueBase struct {
 // is taken, and ErrStopped once s was stopped. Queues may be registered
 // before or after Start.
 func NewQueue[T any, K comparable](s *Scheduler, name string, cfg QueueConfig[T, K]) (*Queue[T, K], error) {
-	if s == nil {
-		return nil, fmt.Errorf("%w: nil scheduler", ErrInvalid)
+	if err := s.made(); err != nil {
+		return nil, err
 	}
 	q := &Queue[T, K]{handler: cfg.Handler, keyOf: cfg.Key, groupOf: cfg.Group, keyKind: keys.Of[K]()}
 	if err := q.configure(s, name, &cfg); err != nil {
@@ -546,19 +546,33 @@ func (q *Queue[T, K]) SetRate(r float64, burst int) error {
 // Enable; it keeps blocking adds of its key. Enable makes it dispatchable
 // again (at the tail of its priority, if it is pending).
 func (q *Queue[T, K]) Disable(ctx context.Context, id ID) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
 	return q.backend.SetDisabled(ctx, id, true)
 }
 
 // Enable undoes Disable.
 func (q *Queue[T, K]) Enable(ctx context.Context, id ID) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
 	return q.backend.SetDisabled(ctx, id, false)
 }
 
 // Counts returns the numbers of the queue's entries in each state.
-func (q *Queue[T, K]) Counts(ctx context.Context) (Counts, error) { return q.backend.Counts(ctx) }
+func (q *Queue[T, K]) Counts(ctx context.Context) (Counts, error) {
+	if err := checkCtx(ctx); err != nil {
+		return Counts{}, err
+	}
+	return q.backend.Counts(ctx)
+}
 
 // Get returns the entry with the ID, or ErrNotFound.
 func (q *Queue[T, K]) Get(ctx context.Context, id ID) (Entry[T, K], error) {
+	if err := checkCtx(ctx); err != nil {
+		return Entry[T, K]{}, err
+	}
 	return q.backend.Get(ctx, id)
 }
 

@@ -41,6 +41,9 @@ func (i *Inspector) EnableRescue() { i.s.rescue.Store(true) }
 // what it rescued. It is what a reaper (package recovery) calls once per
 // interval.
 func (i *Inspector) Reap(ctx context.Context, now time.Time, grace time.Duration) ([]Rescue, error) {
+	if err := i.check(ctx); err != nil {
+		return nil, err
+	}
 	if grace < 0 {
 		return nil, fmt.Errorf("%w: grace %v < 0", ErrInvalid, grace)
 	}
@@ -48,7 +51,7 @@ func (i *Inspector) Reap(ctx context.Context, now time.Time, grace time.Duration
 	for _, b := range lives {
 		b.renew(now)
 	}
-	rs, err := i.queues(&Query{})
+	rs, err := i.queues(ctx, &Query{})
 	if err != nil {
 		return nil, err
 	}

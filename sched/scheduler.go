@@ -165,12 +165,32 @@ func (s *Scheduler) register(q runner) error {
 	return nil
 }
 
-// checkAdd returns the error of an add under ctx, if any.
-func (s *Scheduler) checkAdd(ctx context.Context) error {
+// checkCtx returns an error wrapping ErrInvalid for a nil ctx, and ctx's
+// error once it is done: every exported method that takes a context checks
+// it first.
+func checkCtx(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalid)
 	}
-	if err := ctx.Err(); err != nil {
+	return ctx.Err()
+}
+
+// errNotMade is the error of a method of a Scheduler not made by New.
+var errNotMade = fmt.Errorf("%w: a Scheduler not made by New (a nil or zero Scheduler)", ErrInvalid)
+
+// made returns errNotMade if s was not made by New: a nil pointer, or a
+// zero Scheduler, whose Start would otherwise wait for ever on its nil
+// channels.
+func (s *Scheduler) made() error {
+	if s == nil || s.life == nil {
+		return errNotMade
+	}
+	return nil
+}
+
+// checkAdd returns the error of an add under ctx, if any.
+func (s *Scheduler) checkAdd(ctx context.Context) error {
+	if err := checkCtx(ctx); err != nil {
 		return err
 	}
 	if s.stopping.Load() {
@@ -184,10 +204,10 @@ func (s *Scheduler) checkAdd(ctx context.Context) error {
 // ErrInvalid for a nil ctx; a second call does nothing. Cancelling ctx
 // after Start returns does not stop the scheduler.
 func (s *Scheduler) Start(ctx context.Context) error {
-	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalid)
+	if err := s.made(); err != nil {
+		return err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCtx(ctx); err != nil {
 		return err
 	}
 	s.life <- struct{}{}
@@ -255,6 +275,9 @@ func (s *Scheduler) StopAndCancel(ctx context.Context) error {
 }
 
 func (s *Scheduler) stop(ctx context.Context, cancel bool) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalid)
 	}
