@@ -114,3 +114,35 @@ func TestAZeroMemoryIsABackend(t *testing.T) {
 		t.Errorf("Add to a zero Memory never opened: %v, want ErrInvalid", err)
 	}
 }
+
+// A Queue not made by NewQueue (a nil pointer, or the zero Queue) is an
+// error wrapping ErrInvalid wherever a method returns one; Pause and
+// Resume of the zero Queue do nothing. Before, Add dereferenced its nil
+// scheduler.
+func TestAQueueNotMadeByNewQueueIsAnError(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for name, q := range map[string]*sched.Queue[int, int]{"nil": nil, "zero": {}} {
+		calls := map[string]func() error{
+			"Add":               func() error { _, _, err := q.Add(ctx, 1); return err },
+			"AddAll":            func() error { _, err := q.AddAll(ctx, []int{1}); return err },
+			"Disable":           func() error { return q.Disable(ctx, 1) },
+			"Enable":            func() error { return q.Enable(ctx, 1) },
+			"Counts":            func() error { _, err := q.Counts(ctx); return err },
+			"Get":               func() error { _, err := q.Get(ctx, 1); return err },
+			"SetMaxConcurrency": func() error { return q.SetMaxConcurrency(1) },
+			"SetRate":           func() error { return q.SetRate(1, 1) },
+		}
+		for call, f := range calls {
+			if err := f(); !errors.Is(err, sched.ErrInvalid) {
+				t.Errorf("%s Queue's %s: %v, want ErrInvalid", name, call, err)
+			}
+		}
+	}
+	var q sched.Queue[int, int]
+	q.Pause()
+	q.Resume()
+	if q.Paused() {
+		t.Error("the zero Queue is paused after Resume")
+	}
+}

@@ -352,6 +352,9 @@ func (q *Queue[T, K]) key(v T) K {
 // invalid option, ErrStopped once the scheduler was
 // stopped, and the backend's error if it fails; nothing is added then.
 func (q *Queue[T, K]) Add(ctx context.Context, v T, opts ...AddOption) (ID, bool, error) {
+	if err := q.made(); err != nil {
+		return 0, false, err
+	}
 	if err := q.s.checkAdd(ctx); err != nil {
 		return 0, false, err
 	}
@@ -444,6 +447,9 @@ type Result struct {
 // result for each, in order. On an error it returns the results of the
 // payloads before the one that failed: those were added.
 func (q *Queue[T, K]) AddAll(ctx context.Context, vs []T, opts ...AddOption) ([]Result, error) {
+	if err := q.made(); err != nil {
+		return nil, err
+	}
 	if err := q.s.checkAdd(ctx); err != nil {
 		return nil, err
 	}
@@ -506,6 +512,26 @@ func (q *queueBase) atCap() bool {
 	return c > 0 && q.running.Load() >= c
 }
 
+// errQueueNotMade is the error of a method of a Queue not made by NewQueue.
+var errQueueNotMade = fmt.Errorf("%w: a Queue not made by NewQueue (a nil or zero Queue)", ErrInvalid)
+
+// made returns errQueueNotMade if q was not made by NewQueue.
+func (q *Queue[T, K]) made() error {
+	if q == nil || q.s == nil {
+		return errQueueNotMade
+	}
+	return nil
+}
+
+// check returns the error of a call under ctx: q's, if it was not made by
+// NewQueue, or ctx's (see checkCtx).
+func (q *Queue[T, K]) check(ctx context.Context) error {
+	if err := q.made(); err != nil {
+		return err
+	}
+	return checkCtx(ctx)
+}
+
 // Pause stops dispatching the queue's entries: queued entries stay, running
 // ones finish. Pause is idempotent.
 func (q *Queue[T, K]) Pause() { q.paused.Store(true) }
@@ -513,7 +539,9 @@ func (q *Queue[T, K]) Pause() { q.paused.Store(true) }
 // Resume dispatches the queue's entries again after Pause.
 func (q *Queue[T, K]) Resume() {
 	q.paused.Store(false)
-	q.s.wakeLoops()
+	if q.s != nil {
+		q.s.wakeLoops()
+	}
 }
 
 // Paused reports whether the queue is paused.
@@ -522,6 +550,9 @@ func (q *Queue[T, K]) Paused() bool { return q.paused.Load() }
 // SetMaxConcurrency changes the queue's MaxConcurrency. Entries already
 // running are not stopped; a lower bound applies as they finish.
 func (q *Queue[T, K]) SetMaxConcurrency(n int) error {
+	if err := q.made(); err != nil {
+		return err
+	}
 	if n < 0 {
 		return fmt.Errorf("%w: MaxConcurrency %d < 0", ErrInvalid, n)
 	}
@@ -533,6 +564,9 @@ func (q *Queue[T, K]) SetMaxConcurrency(n int) error {
 // SetRate changes the queue's rate limit (see QueueConfig.Rate); 0 removes
 // it. The bucket starts full.
 func (q *Queue[T, K]) SetRate(r float64, burst int) error {
+	if err := q.made(); err != nil {
+		return err
+	}
 	lim, err := newLimiter(r, burst)
 	if err != nil {
 		return err
@@ -546,7 +580,7 @@ func (q *Queue[T, K]) SetRate(r float64, burst int) error {
 // Enable; it keeps blocking adds of its key. Enable makes it dispatchable
 // again (at the tail of its priority, if it is pending).
 func (q *Queue[T, K]) Disable(ctx context.Context, id ID) error {
-	if err := checkCtx(ctx); err != nil {
+	if err := q.check(ctx); err != nil {
 		return err
 	}
 	return q.backend.SetDisabled(ctx, id, true)
@@ -554,7 +588,7 @@ func (q *Queue[T, K]) Disable(ctx context.Context, id ID) error {
 
 // Enable undoes Disable.
 func (q *Queue[T, K]) Enable(ctx context.Context, id ID) error {
-	if err := checkCtx(ctx); err != nil {
+	if err := q.check(ctx); err != nil {
 		return err
 	}
 	return q.backend.SetDisabled(ctx, id, false)
@@ -562,7 +596,7 @@ func (q *Queue[T, K]) Enable(ctx context.Context, id ID) error {
 
 // Counts returns the numbers of the queue's entries in each state.
 func (q *Queue[T, K]) Counts(ctx context.Context) (Counts, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := q.check(ctx); err != nil {
 		return Counts{}, err
 	}
 	return q.backend.Counts(ctx)
@@ -570,7 +604,7 @@ func (q *Queue[T, K]) Counts(ctx context.Context) (Counts, error) {
 
 // Get returns the entry with the ID, or ErrNotFound.
 func (q *Queue[T, K]) Get(ctx context.Context, id ID) (Entry[T, K], error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := q.check(ctx); err != nil {
 		return Entry[T, K]{}, err
 	}
 	return q.backend.Get(ctx, id)
