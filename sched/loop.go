@@ -30,7 +30,7 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 			if v != nil && !ok {
 				panic(v) // not a dependency's: the loop's own bug
 			}
-			if q := st.q; q != nil && (p != nil || q.base().blockedUntil.Load() <= s.clock.Now().UnixNano()) {
+			if q := st.q; q != nil && (p != nil || q.base().blockedUntil.Load() <= nanos(s.clock.Now())) {
 				// The governor panicked, or a dependency (the governor,
 				// the Clock) ended the goroutine, while the loop served
 				// q (not the backend's Take: call contained that one):
@@ -131,7 +131,7 @@ func (st *loopStep) undo(s *Scheduler) {
 // or for *broke, which it then sets to nil (see Scheduler.clockBroke).
 func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer, at int64, broke *<-chan struct{}) {
 	if at != 0 {
-		timer.Reset(time.Duration(at - s.clock.Now().UnixNano()))
+		timer.Reset(time.Duration(at - nanos(s.clock.Now())))
 		defer timer.Stop()
 	}
 	select {
@@ -161,7 +161,7 @@ func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error
 	if err != nil && ctx.Err() == nil {
 		if errors.Is(err, governor.ErrInvalidWeight) || errors.Is(err, governor.ErrStopped) {
 			s.warn("the governor refuses the queue's batches", q.name, err)
-			q.blockedUntil.Store(s.clock.Now().Add(time.Second).UnixNano())
+			q.blockedUntil.Store(nanos(s.clock.Now().Add(time.Second)))
 		}
 	}
 	return p, err
@@ -184,7 +184,7 @@ func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error
 // ready queue j has used (priority j / priority q) times q's estimated
 // batch, plus one batch each: no queue starves.
 func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
-	n := now.UnixNano()
+	n := nanos(now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var (
@@ -306,7 +306,7 @@ func (s *Scheduler) contain(q *queueBase, msg string, v any) {
 // containStack is contain of p, with the stack taken where the fault was
 // seen.
 func (s *Scheduler) containStack(q *queueBase, msg string, p *scope.PanicError) {
-	q.blockedUntil.Store(s.clock.Now().Add(time.Second).UnixNano())
+	q.blockedUntil.Store(nanos(s.clock.Now().Add(time.Second)))
 	s.wakeTimekeeper(q.blockedUntil.Load())
 	s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.Any("panic", p.Value), slog.String("stack", string(p.Stack)))
 }

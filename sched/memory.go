@@ -193,7 +193,7 @@ func (m *Memory[T, K]) add(a *NewEntry[T, K], h uint64) (id ID, added, ready boo
 	e.unit = unit[T, K]{e: e}
 	e.id, e.key, e.payload = m.seq, a.Key, a.Payload
 	e.priority, e.disabled, e.retry = a.Priority, a.Disabled, a.Retry
-	e.enqueued = a.Now.UnixNano()
+	e.enqueued = nanos(a.Now)
 	e.heapAt = -1
 	if a.Group != "" {
 		g := m.groups[a.Group]
@@ -208,7 +208,7 @@ func (m *Memory[T, K]) add(a *NewEntry[T, K], h uint64) (id ID, added, ready boo
 	m.byKey.insert(slot, h, e)
 	m.order.push(e)
 	if a.RunAt.After(a.Now) {
-		e.runAt = a.RunAt.UnixNano()
+		e.runAt = nanos(a.RunAt)
 		m.setState(e, StateDelayed)
 		m.delayed.push(e)
 		return e.id, true, false
@@ -342,7 +342,7 @@ func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := r.Now.UnixNano()
+	now := nanos(r.Now)
 	m.promote(now)
 	if m.top() == 0 {
 		return dst, nil
@@ -447,7 +447,7 @@ func (t *take[T, K]) claim(m *Memory[T, K], e *mentry[T, K], r TakeRequest) {
 	e.take, e.held = t, t
 	e.lease = 0
 	if !r.LeaseUntil.IsZero() {
-		e.lease = r.LeaseUntil.UnixNano()
+		e.lease = nanos(r.LeaseUntil)
 	}
 	m.setState(e, StateAwaiting)
 	t.entries = append(t.entries, e)
@@ -640,9 +640,9 @@ func (m *Memory[T, K]) Start(ctx context.Context, c *Claim[T, K], now, leaseUnti
 	if e.state != StateAwaiting || e.disabled {
 		return fmt.Errorf("%w: start of a %v entry (disabled %v)", ErrWrongState, e.state, e.disabled)
 	}
-	e.started = now.UnixNano()
+	e.started = nanos(now)
 	if !leaseUntil.IsZero() {
-		e.lease = leaseUntil.UnixNano()
+		e.lease = nanos(leaseUntil)
 	}
 	e.progress = Progress{}
 	m.setState(e, StateRunning)
@@ -666,7 +666,7 @@ func (m *Memory[T, K]) Settle(ctx context.Context, c *Claim[T, K], o Outcome) er
 		}
 		e.errs = append(e.errs, *o.Err)
 	}
-	fin := o.Finished.UnixNano()
+	fin := nanos(o.Finished)
 	switch o.Kind {
 	case OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomePoisoned:
 		if o.Kind != OutcomePoisoned { // a poisoned run was a rerun
@@ -682,7 +682,7 @@ func (m *Memory[T, K]) Settle(ctx context.Context, c *Claim[T, K], o Outcome) er
 		} else {
 			e.snoozes++
 		}
-		e.runAt = o.At.UnixNano()
+		e.runAt = nanos(o.At)
 		m.setState(e, StateDelayed)
 		m.delayed.push(e)
 	case OutcomeRerun:
@@ -810,7 +810,7 @@ func (m *Memory[T, K]) Renew(ctx context.Context, id ID, gen uint64, until time.
 	defer m.mu.Unlock()
 	e, err := m.current(id, gen)
 	if err == nil {
-		e.lease = until.UnixNano()
+		e.lease = nanos(until)
 	}
 	return err
 }
@@ -830,7 +830,7 @@ func (m *Memory[T, K]) Progress(ctx context.Context, id ID, gen uint64, p Progre
 func (m *Memory[T, K]) Promote(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.promote(now.UnixNano())
+	m.promote(nanos(now))
 	if len(m.delayed) == 0 {
 		return time.Time{}, false, nil
 	}
@@ -848,7 +848,7 @@ func (m *Memory[T, K]) Counts(ctx context.Context) (Counts, error) {
 func (m *Memory[T, K]) Expired(ctx context.Context, now time.Time, dst []Claim[T, K]) ([]Claim[T, K], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := now.UnixNano()
+	n := nanos(now)
 	for _, t := range m.takes {
 		for i, e := range t.entries {
 			if t.current(i) && e.lease != 0 && e.lease < n {
@@ -906,12 +906,12 @@ func (m *Memory[T, K]) delete1Pending(e *mentry[T, K]) {
 func (m *Memory[T, K]) Expire(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := now.UnixNano()
+	n := nanos(now)
 	var next int64
 	for l := range m.retained {
 		for e := m.retained[l].head; e != nil; e = m.retained[l].head {
 			_, ttl, _ := m.retention(e.state)
-			end := e.finished + int64(ttl)
+			end := addNanos(e.finished, ttl) // saturated: a retention of centuries
 			if end > n {
 				if next == 0 || end < next {
 					next = end

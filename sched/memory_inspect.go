@@ -55,10 +55,10 @@ func (f *Filter[T, K]) matches(e *mentry[T, K]) bool {
 	if len(f.States) > 0 && !slices.Contains(f.States, e.state) {
 		return false
 	}
-	if !f.From.IsZero() && e.enqueued < f.From.UnixNano() {
+	if !f.From.IsZero() && e.enqueued < nanos(f.From) {
 		return false
 	}
-	if !f.To.IsZero() && e.enqueued >= f.To.UnixNano() {
+	if !f.To.IsZero() && e.enqueued >= nanos(f.To) {
 		return false
 	}
 	return true

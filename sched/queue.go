@@ -319,7 +319,9 @@ const (
 )
 
 // At adds the entry delayed until t: it becomes pending at t (at once if t
-// has passed).
+// has passed). The in-memory backend keeps times as unix nanoseconds: a t
+// after 2262-04-11 (as from After, Snooze or a retry delay of centuries)
+// is kept as that day, the last it can hold, and still waits.
 func At(t time.Time) AddOption { return AddOption{kind: optAt, at: t} }
 
 // After adds the entry delayed by d (not at all if d ≤ 0).
@@ -477,7 +479,7 @@ func (q *Queue[T, K]) notify() {
 // lowerDue makes the queue's due time at most t, and wakes the timekeeper
 // if it would sleep past it.
 func (q *queueBase) lowerDue(t time.Time) {
-	ns := t.UnixNano()
+	ns := nanos(t)
 	q.dueMu.Lock()
 	if d := q.due.Load(); d == 0 || ns < d {
 		q.due.Store(ns)
@@ -497,7 +499,7 @@ func (q *Queue[T, K]) promote(ctx context.Context, now time.Time) int64 {
 		q.s.warn("backend Promote failed", q.name, err)
 		return q.due.Load()
 	case ok:
-		q.due.Store(t.UnixNano())
+		q.due.Store(nanos(t))
 	default:
 		q.due.Store(0)
 	}

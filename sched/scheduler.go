@@ -550,11 +550,7 @@ func (s *Scheduler) retained(q *queueBase, kind OutcomeKind, fin time.Time) {
 	if ttl := q.ttl(kind); ttl > 0 {
 		// In unix nanoseconds, which costs less than time.Time's Add;
 		// saturated, for a retention of centuries.
-		at := fin.UnixNano() + int64(ttl)
-		if at < 0 {
-			at = math.MaxInt64
-		}
-		s.wakeTimekeeper(at)
+		s.wakeTimekeeper(addNanos(nanos(fin), ttl))
 	}
 }
 
@@ -583,7 +579,7 @@ func (s *Scheduler) timekeeper(ctx context.Context) {
 		// it looks wakes it again.
 		s.keeperAt.Store(1)
 		now := s.clock.Now()
-		n := now.UnixNano()
+		n := nanos(now)
 		var next int64
 		soonest := func(t int64) {
 			if t != 0 && (next == 0 || t < next) {
@@ -629,21 +625,21 @@ func (s *Scheduler) Logger() *slog.Logger { return s.log }
 // again in a second.
 func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp int64) {
 	b := q.base()
-	if until := b.blockedUntil.Load(); until > now.UnixNano() {
+	if until := b.blockedUntil.Load(); until > nanos(now) {
 		return until, 0 // left alone (see contain): looked at again then
 	}
 	err := b.call("Promote or Expire", func() error {
 		due = b.due.Load()
-		if due != 0 && due <= now.UnixNano() {
+		if due != 0 && due <= nanos(now) {
 			due = q.promote(ctx, now)
 		}
 		if t, ok := q.expire(ctx, now); ok {
-			exp = t.UnixNano()
+			exp = nanos(t)
 		}
 		return nil
 	})
 	if err != nil {
-		return now.Add(time.Second).UnixNano(), 0
+		return nanos(now.Add(time.Second)), 0
 	}
 	return due, exp
 }

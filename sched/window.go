@@ -27,7 +27,7 @@ func (w *window) add(now time.Time, ok, ko int) {
 	if ok == 0 && ko == 0 {
 		return
 	}
-	id := now.UnixNano() / bucketWidth
+	id := nanos(now) / bucketWidth
 	i := id % windowBuckets
 	w.mu.Lock()
 	if w.ids[i] != id {
@@ -40,7 +40,7 @@ func (w *window) add(now time.Time, ok, ko int) {
 
 // sums returns the successes and failures in the window that ends at now.
 func (w *window) sums(now time.Time) (ok, ko int) {
-	cur := now.UnixNano() / bucketWidth
+	cur := nanos(now) / bucketWidth
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i, id := range w.ids {
