@@ -99,3 +99,33 @@ func TestTimesPastTheNanosecondRangeStayFarOff(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// Rates at the ends of the float range work: at 1e-300 jobs a second one
+// job runs (the bucket starts full) and the loops wait, and at 1e300 every
+// job runs. Before, the wait for the next token at 1e-300 overflowed a
+// Duration and wrapped around to 1 ns: the loops spun, and the synctest
+// bubble never settled.
+func TestRatesAtTheEndsOfTheFloatRange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rate float64
+		runs int
+	}{{1e-300, 1}, {1e-12, 1}, {1e300, 100}} {
+		synctest.Test(t, func(t *testing.T) {
+			s := newScheduler(t, sched.Config{Workers: 2, Logger: quiet})
+			runs := 0
+			q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Rate: tc.rate, Handler: func(context.Context, *sched.Job[int, int]) error {
+				runs++
+				return nil
+			}})
+			for i := range 100 {
+				must.Add(t, q, i)
+			}
+			time.Sleep(time.Minute)
+			synctest.Wait()
+			if runs != tc.runs {
+				t.Errorf("rate %v: %d runs in a minute, want %d", tc.rate, runs, tc.runs)
+			}
+		})
+	}
+}

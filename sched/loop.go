@@ -252,8 +252,14 @@ func (q *queueBase) ready(n int64) (bool, int64) {
 	if lim := q.limiter.Load(); lim != nil {
 		t := time.Unix(0, n)
 		if tokens := lim.TokensAt(t); tokens < 1 {
-			wait := time.Duration((1 - tokens) / float64(lim.Limit()) * float64(time.Second))
-			return false, n + max(int64(wait), 1)
+			// Saturated: at a rate of 1e-300 a second the wait does not
+			// fit a Duration, and converting it wrapped around to a wait
+			// of 1 ns, a hot loop.
+			wait := time.Duration(math.MaxInt64)
+			if w := (1 - tokens) / float64(lim.Limit()) * float64(time.Second); w < float64(math.MaxInt64) {
+				wait = max(time.Duration(w), 1)
+			}
+			return false, addNanos(n, wait)
 		}
 	}
 	return true, 0

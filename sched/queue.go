@@ -290,7 +290,9 @@ func newLimiter(r float64, burst int) (*rate.Limiter, error) {
 		return nil, nil
 	}
 	if burst == 0 {
-		burst = max(1, int(math.Ceil(r)))
+		// A second's worth, within int32 (converting a float past the
+		// int range is not defined).
+		burst = int(max(1, min(math.Ceil(r), math.MaxInt32)))
 	}
 	return rate.NewLimiter(rate.Limit(r), burst), nil
 }
