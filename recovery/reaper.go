@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jobkit/jobkit/internal/isolate"
 	"github.com/jobkit/jobkit/internal/stack"
 	"github.com/jobkit/jobkit/sched"
 )
@@ -51,12 +52,18 @@ type Config struct {
 	Metrics MetricsProvider
 
 	// Logger receives the alerts (warnings) and rescues (info). Defaults to
-	// the scheduler's logger.
+	// the scheduler's logger. Each record is handled on a goroutine of its
+	// own that the reaper waits for, so that a handler that panics or calls
+	// runtime.Goexit loses its record and nothing else.
 	Logger *slog.Logger
 }
 
 // MetricsProvider makes the reaper's metrics for a queue; the metric types
-// are the scheduler's.
+// are the scheduler's. The reaper calls it at a queue's first rescue or
+// alert, without its lock; two looks at once (the reaper's and a Look of
+// the user's) may both call it for one queue, and the first metrics kept
+// serve, so a method must return the same metric for the same queue, as
+// the Prometheus adapter's do.
 type MetricsProvider interface {
 	NewRescuesMetric(queue string) sched.CounterMetric
 	NewPoisonedMetric(queue string) sched.CounterMetric
@@ -121,6 +128,9 @@ type Stats struct {
 //
 // A Reaper is made by New; all its methods are safe for concurrent use.
 // New starts nothing; Start starts its one goroutine and Stop waits for it.
+// A Reaper not made by New (the zero value, a literal) has no scheduler:
+// Start refuses it with an error wrapping sched.ErrInvalid, Look does
+// nothing, Stats is zero and Stop returns nil.
 type Reaper struct {
 	s    *sched.Scheduler
 	in   *sched.Inspector
@@ -196,6 +206,9 @@ func (r *Reaper) Start(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", sched.ErrInvalid)
 	}
+	if r.s == nil { // its goroutine would crash the process on the nil scheduler
+		return fmt.Errorf("%w: a Reaper not made by New", sched.ErrInvalid)
+	}
 	r.life.Lock()
 	defer r.life.Unlock()
 	switch {
@@ -226,8 +239,8 @@ func (r *Reaper) Stop(ctx context.Context) error {
 		return nil
 	}
 	cancel()
-	if stack.Within(func(fn string) bool { return fn == "github.com/jobkit/jobkit/recovery.(*Reaper).loop" }) {
-		return nil // called from OnAlert: the loop ends when this returns
+	if stack.Within(func(fn string) bool { return fn == loopFunc || fn == forLoopFunc }) {
+		return nil // called from OnAlert or the Logger: the loop ends when this returns
 	}
 	select {
 	case <-done:
@@ -237,8 +250,17 @@ func (r *Reaper) Stop(ctx context.Context) error {
 	}
 }
 
+// The names of loop and forLoop in stack traces.
+const (
+	loopFunc    = "github.com/jobkit/jobkit/recovery.(*Reaper).loop"
+	forLoopFunc = "github.com/jobkit/jobkit/recovery.forLoop"
+)
+
 // Stats returns the reaper's counts.
 func (r *Reaper) Stats() Stats {
+	if r.in == nil { // not made by New
+		return Stats{}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.stats
@@ -276,12 +298,15 @@ func (r *Reaper) loop(ctx context.Context, done chan<- struct{}) {
 
 // Look does what the reaper does once an Interval, at once: it rescues the
 // lapsed runs and raises alerts. The reaper's goroutine calls it; a test or
-// an operator tool may too.
+// an operator tool may too. It does nothing on a Reaper not made by New.
 func (r *Reaper) Look(ctx context.Context) {
+	if r.s == nil {
+		return
+	}
 	now := r.s.Clock().Now()
 	rescued, err := r.in.Reap(ctx, now, r.cfg.Grace)
 	if err != nil && ctx.Err() == nil {
-		r.cfg.Logger.Warn("recovery: reap failed", slog.Any("error", err))
+		r.log(slog.LevelWarn, "recovery: reap failed", slog.Any("error", err))
 	}
 	for _, x := range rescued {
 		r.mu.Lock()
@@ -294,7 +319,7 @@ func (r *Reaper) Look(ctx context.Context) {
 		if x.Poisoned {
 			r.count(x.Queue, func(m *queueMetrics) sched.CounterMetric { return m.poisoned })
 		}
-		r.cfg.Logger.Info("recovery: rescued a run whose lease lapsed",
+		r.log(slog.LevelInfo, "recovery: rescued a run whose lease lapsed",
 			slog.String("queue", x.Queue), slog.Uint64("id", uint64(x.ID)),
 			slog.Bool("running", x.Running), slog.Bool("poisoned", x.Poisoned))
 	}
@@ -368,7 +393,7 @@ func (r *Reaper) alert(a Alert) {
 	r.stats.Alerts++
 	r.mu.Unlock()
 	r.count(a.Queue, func(m *queueMetrics) sched.CounterMetric { return m.alerts })
-	r.cfg.Logger.Warn("recovery: "+a.Kind.String(), slog.String("alert", a.String()))
+	r.log(slog.LevelWarn, "recovery: "+a.Kind.String(), slog.String("alert", a.String()))
 	if r.cfg.OnAlert != nil {
 		r.hook(a)
 	}
@@ -382,9 +407,9 @@ func (r *Reaper) hook(a Alert) {
 	defer func() {
 		switch v := recover(); {
 		case v != nil:
-			r.cfg.Logger.Error("recovery: OnAlert panicked", slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+			r.log(slog.LevelError, "recovery: OnAlert panicked", slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
 		case !returned:
-			r.cfg.Logger.Error("recovery: OnAlert called runtime.Goexit; the reaper goes on in a new goroutine", slog.String("stack", string(debug.Stack())))
+			r.log(slog.LevelError, "recovery: OnAlert called runtime.Goexit; the reaper goes on in a new goroutine", slog.String("stack", string(debug.Stack())))
 		}
 	}()
 	r.cfg.OnAlert(a)
@@ -406,7 +431,7 @@ func (r *Reaper) count(queue string, pick func(*queueMetrics) sched.CounterMetri
 			v = "runtime.Goexit"
 		}
 		if v != nil && r.metricsOff.CompareAndSwap(false, true) {
-			r.cfg.Logger.Error("recovery: a metric panicked; the reaper's metrics are off", slog.Any("panic", v))
+			r.log(slog.LevelError, "recovery: a metric panicked; the reaper's metrics are off", slog.Any("panic", v))
 		}
 	}()
 	if c := pick(r.metricsOf(queue)); c != nil {
@@ -415,15 +440,49 @@ func (r *Reaper) count(queue string, pick func(*queueMetrics) sched.CounterMetri
 	returned = true
 }
 
-// metricsOf returns queue's metrics, made at the first use.
+// metricsOf returns queue's metrics, made at the first use. The provider
+// is the user's code and is called without r.mu: one that calls the
+// Reaper back (Stats) would otherwise deadlock the reaper, and one that
+// hangs would block every Stats. Of two looks that make a queue's metrics
+// at once, the first to store them wins.
 func (r *Reaper) metricsOf(queue string) *queueMetrics {
+	r.mu.Lock()
+	m := r.metrics[queue]
+	r.mu.Unlock()
+	if m != nil {
+		return m
+	}
 	p := r.cfg.Metrics
+	m = &queueMetrics{p.NewRescuesMetric(queue), p.NewPoisonedMetric(queue), p.NewAlertsMetric(queue)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	m := r.metrics[queue]
-	if m == nil {
-		m = &queueMetrics{p.NewRescuesMetric(queue), p.NewPoisonedMetric(queue), p.NewAlertsMetric(queue)}
-		r.metrics[queue] = m
+	if first := r.metrics[queue]; first != nil {
+		return first
 	}
+	r.metrics[queue] = m
 	return m
 }
+
+// log hands a record to Config.Logger on a goroutine of its own and waits
+// for it, so that a handler that panics or calls runtime.Goexit loses its
+// record and does not end the reaper's look, or crash the process from the
+// reaper's goroutine, where nothing recovers (the scheduler's own logger,
+// the default, is guarded so already; a Logger of the Config is the user's).
+// A record of the reaper's goroutine is handled under the frame forLoop, by
+// which a Stop from the handler knows not to wait for the loop that waits
+// for it, as a Stop from OnAlert. Records are rare: the stack walk and the
+// goroutine cost nothing in the common case.
+func (r *Reaper) log(level slog.Level, msg string, attrs ...slog.Attr) {
+	f := func() { r.cfg.Logger.LogAttrs(context.Background(), level, msg, attrs...) }
+	if stack.Within(func(fn string) bool { return fn == loopFunc }) {
+		isolate.Call(func() { forLoop(f) })
+		return
+	}
+	isolate.Call(f)
+}
+
+// forLoop calls f. It is the frame of a Logger call that the reaper's
+// goroutine waits on.
+//
+//go:noinline
+func forLoop(f func()) { f() }
