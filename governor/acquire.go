@@ -94,7 +94,11 @@ func (g *Governor) TryAcquire(key string, w Weight) (Permit, bool) {
 	}
 	// The common case, the zero Weight without a key: claim the goroutine's
 	// record of the table and take the slot it keeps, if it does (permit).
-	r := &g.table[permitIndex()].permit
+	t := g.table
+	if t == nil { // not made by New: no slots
+		return Permit{}, false
+	}
+	r := &t[permitIndex()].permit
 	s := r.state.Load()
 	if s&(permitLive|permitCached) == permitCached && r.state.CompareAndSwap(s, claimed(s)) {
 		return Permit{p: r, state: claimed(s), slots: 1}, true
@@ -132,6 +136,9 @@ func (g *Governor) tryAcquire(key string, w Weight) (Permit, bool) {
 // Stop, and ctx's error if ctx is done first, holding nothing then. key is
 // as for TryAcquire.
 func (g *Governor) Acquire(ctx context.Context, key string, w Weight) (Permit, error) {
+	if g.table == nil {
+		return Permit{}, errNotMade
+	}
 	c, ok := g.cost(w)
 	if !ok {
 		return Permit{}, g.invalidWeight(w)

@@ -23,6 +23,10 @@ var (
 	ErrSamplerGoexit = errors.New("governor: sampler called runtime.Goexit")
 	// ErrStopped is returned by Acquire and Start once Stop has been called.
 	ErrStopped = errors.New("governor: stopped")
+
+	// errNotMade is returned by Start and Acquire, and held by Snapshot.Err,
+	// for a Governor not made by New.
+	errNotMade = fmt.Errorf("%w: a Governor not made by New", ErrInvalidConfig)
 )
 
 // PanicError is the error of a sample whose Sampler panicked. The Governor

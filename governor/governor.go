@@ -22,8 +22,11 @@ const (
 // resources every Config.Interval; TryAcquire and Acquire hand out Permits
 // against the latest sample and the free slots.
 //
-// A Governor is created by New; the zero Governor is not usable. All its
-// methods are safe for concurrent use. The Release of a Permit happens before
+// A Governor is created by New; the zero Governor is not usable: it admits
+// nothing (TryAcquire reports false; Start and Acquire return an error
+// wrapping ErrInvalidConfig, which Snapshot.Err holds too), rather than
+// dereference the parts New makes. All its methods are safe for concurrent
+// use. The Release of a Permit happens before
 // the TryAcquire or Acquire that is granted its slots returns.
 type Governor struct {
 	cfg        Config
@@ -110,6 +113,9 @@ func New(cfg Config) (*Governor, error) {
 // Start returns ErrStopped after Stop; calling it again while running does
 // nothing.
 func (g *Governor) Start(ctx context.Context) error {
+	if g.table == nil { // its sampling goroutine would crash the process
+		return errNotMade
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -143,7 +149,10 @@ func (g *Governor) Start(ctx context.Context) error {
 // until ctx is done, returning ctx's error. From the first call on, TryAcquire
 // reports false and Acquire, including calls blocked in it, returns
 // ErrStopped; Permits already granted may still be released. Stop is
-// idempotent and safe without Start.
+// idempotent and safe without Start. Called back from the sampling
+// goroutine (by the Sampler, by NowFunc there, or by the Logger's handler
+// for one of its records), Stop does not wait for that goroutine, which
+// waits for the call: sampling ends once the call returns.
 func (g *Governor) Stop(ctx context.Context) error {
 	g.life.Lock()
 	g.mu.Lock()
@@ -163,6 +172,9 @@ func (g *Governor) Stop(ctx context.Context) error {
 		return nil
 	}
 	cancel(ErrStopped)
+	if onSamplingGoroutine() {
+		return nil
+	}
 	select {
 	case <-stopped:
 		return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/internal/isolate"
+	"github.com/jobkit/jobkit/internal/stack"
 )
 
 // lateIntervals is how many intervals a reading may go without a returned
@@ -257,6 +258,35 @@ func (g *Governor) markLate(lateAfter time.Duration) {
 // log hands a record to Config.Logger on a goroutine of its own and waits
 // for it, as sample does with the Sampler: a handler that panics (recovered)
 // or calls runtime.Goexit loses the record, but does not stop sampling.
+//
+// Only the sampling goroutine logs: the record is handled under the frame
+// forSampling, by which a Stop from the handler knows it is called back
+// from sampling (see onSamplingGoroutine).
 func (g *Governor) log(level slog.Level, msg string, args ...any) {
-	isolate.Call(func() { g.cfg.Logger.Log(context.Background(), level, msg, args...) })
+	isolate.Call(func() { forSampling(func() { g.cfg.Logger.Log(context.Background(), level, msg, args...) }) })
+}
+
+// forSampling calls f. It is the frame of a Logger call that the sampling
+// goroutine waits on.
+//
+//go:noinline
+func forSampling(f func()) { f() }
+
+// The names, in stack traces, of the functions under which the Governor
+// calls the user's code for the sampling goroutine: run (NowFunc), sample
+// (the Sampler) and forSampling (the Logger).
+const (
+	runFunc         = "github.com/jobkit/jobkit/governor.(*Governor).run"
+	sampleFunc      = "github.com/jobkit/jobkit/governor.(*Governor).sample"
+	forSamplingFunc = "github.com/jobkit/jobkit/governor.forSampling"
+)
+
+// onSamplingGoroutine reports whether the caller is called back from
+// sampling: by the Sampler, by NowFunc on the sampling goroutine, or by the
+// Logger's handler. Waiting there for sampling to end would wait for the
+// caller itself. It walks the stack: Stop alone asks.
+func onSamplingGoroutine() bool {
+	return stack.Within(func(fn string) bool {
+		return fn == runFunc || fn == sampleFunc || fn == forSamplingFunc
+	})
 }

@@ -40,6 +40,9 @@ type Snapshot struct {
 
 // Snapshot returns the current state of the Governor.
 func (g *Governor) Snapshot() Snapshot {
+	if g.table == nil {
+		return Snapshot{Stale: true, Err: errNotMade}
+	}
 	now := g.cfg.NowFunc()
 	g.mu.Lock()
 	defer g.mu.Unlock()

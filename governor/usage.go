@@ -113,6 +113,9 @@ func (u *usage) advanceLocked(a *account, now int64) {
 // sixtieth), within a quarter of a window. Usage does not keep a key alive,
 // nor create a record for a key it does not know.
 func (g *Governor) Usage(key string) time.Duration {
+	if g.table == nil { // not made by New: no clock, no usage
+		return 0
+	}
 	u := &g.usage
 	now := u.now()
 	var a *account
