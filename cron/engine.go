@@ -82,7 +82,9 @@ type Config struct {
 // the handler, and is snoozed until the following time. There is no
 // goroutine per job: the scheduler's timers and workers serve all of them.
 //
-// Make an Engine with [New]; the zero value is not usable. All methods are
+// Make an Engine with [New]; the zero value is not usable: its methods that
+// would run or change jobs return an error wrapping [ErrInvalidConfig]
+// instead, and it lists no jobs. All methods are
 // safe for concurrent use, and may be called from a job's handler, except
 // that Stop called from a handler waits for that handler, so it returns
 // only when its context ends.
@@ -176,6 +178,9 @@ func (e *Engine) Start(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidConfig)
 	}
+	if err := e.made(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -222,6 +227,9 @@ func (e *Engine) Stop(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidConfig)
 	}
+	if err := e.made(); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	if !e.stopping {
 		e.stopping = true
@@ -246,6 +254,18 @@ func (e *Engine) Stop(ctx context.Context) error {
 	}
 	if e.owned {
 		return e.s.Stop(ctx)
+	}
+	return nil
+}
+
+// made returns an error wrapping ErrInvalidConfig for an Engine not made by
+// New (the zero value, a literal), which has no queue, scheduler or clock:
+// the calls that need them return it rather than dereference nil (and Stop
+// rather than panic with the engine's lock held, which would leave every
+// later call blocked).
+func (e *Engine) made() error {
+	if e.q == nil {
+		return fmt.Errorf("%w: an Engine not made by New", ErrInvalidConfig)
 	}
 	return nil
 }

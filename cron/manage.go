@@ -44,6 +44,9 @@ func (e *Engine) Register(ctx context.Context, name string, s Schedule, fn Func,
 // registration, so that @every d runs every d from there. A spec Parse
 // refuses gives its error (wrapping [ErrInvalidSpec]).
 func (e *Engine) RegisterSpec(ctx context.Context, name, spec string, fn Func, opts ...Option) error {
+	if err := e.made(); err != nil {
+		return err
+	}
 	o := options{loc: time.Local}
 	o.apply(opts)
 	if !o.anchorSet {
@@ -72,6 +75,9 @@ func (e *Engine) register(ctx context.Context, name string, s Schedule, fn Func,
 	}
 	if err := checkRetry(o.retry); err != nil {
 		return fmt.Errorf("job %q: %w", name, err)
+	}
+	if err := e.made(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -131,6 +137,9 @@ func (e *Engine) Update(ctx context.Context, name string, s Schedule) error {
 	case s == nil:
 		return fmt.Errorf("%w: job %q: nil schedule", ErrInvalidJob, name)
 	}
+	if err := e.made(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -163,6 +172,9 @@ func (e *Engine) Update(ctx context.Context, name string, s Schedule) error {
 // opts (WithLocation, WithAnchor). The anchor of an @every spec defaults to
 // the time of the update.
 func (e *Engine) UpdateSpec(ctx context.Context, name, spec string, opts ...Option) error {
+	if err := e.made(); err != nil {
+		return err
+	}
 	o := options{loc: time.Local}
 	o.apply(opts)
 	if !o.anchorSet {
@@ -185,6 +197,9 @@ func (e *Engine) UpdateSpec(ctx context.Context, name, spec string, opts ...Opti
 func (e *Engine) Unregister(ctx context.Context, name string) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidJob)
+	}
+	if err := e.made(); err != nil {
+		return err
 	}
 	e.opMu.Lock()
 	defer e.opMu.Unlock()
@@ -218,6 +233,9 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 func (e *Engine) setPaused(ctx context.Context, name string, paused bool) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidJob)
+	}
+	if err := e.made(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
