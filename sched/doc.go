@@ -30,7 +30,14 @@
 // past which the entry is poisoned); Cancel cancels it; any other error, or
 // a panic (kept with its stack), is a failure that the RetryPolicy retries
 // after Base·2ⁿ while retries are left, then fails. A handler that calls
-// runtime.Goexit fails its run, and the worker is replaced.
+// runtime.Goexit fails its run, and the worker is replaced. An error whose
+// methods panic or end the goroutine as the run is classified (a typed nil
+// whose Error dereferences it, a common mistake) fails its run, not
+// retried, with a RunError that says so; the outcome errors built by hand
+// (&PermanentError{}, a nil *RerunError) classify as their constructors'.
+// Instants past 2262, the end of unix nanoseconds (an At of the year 3000,
+// an After or Snooze of math.MaxInt64, a retention for ever), are kept as
+// the last instant: they still wait.
 //
 // # Scheduling
 //
@@ -65,6 +72,11 @@
 //
 // # Faults
 //
+// Every method that takes a context returns an error wrapping ErrInvalid
+// for a nil one and the context's error for one that is done, and a
+// Scheduler, Queue or Inspector not made by its constructor (nil, or the
+// zero value) is an error wrapping ErrInvalid: never a panic or a wait.
+//
 // A panic of a queue's Key or Group function is an error of Add. In the
 // scheduler's own goroutines, a panic of a backend's Take, Promote or
 // Expire is logged and its queue left alone for a second; one of its
@@ -89,7 +101,8 @@
 // backend's Take or Start, a governor) is so retried about once a second
 // per queue, not in a hot loop of new goroutines. A Logger that panics or
 // ends its goroutine loses the record it was given, and nothing else. A
-// Delay that hangs holds its worker as a hung handler does, and no lock:
+// Delay, a handler's error's Error method or a work-duration or retries
+// metric that hangs holds its worker as a hung handler does, and no lock:
 // StopAndCancel and a rescue abandon its run.
 //
 // # Cost
