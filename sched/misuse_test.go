@@ -3,6 +3,7 @@ package sched_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -63,6 +64,9 @@ func TestEveryMethodRefusesANilOrDoneContext(t *testing.T) {
 	}
 }
 
+// errNotMade stands for the error of a call that returns none.
+var errNotMade = fmt.Errorf("%w: stands for a call that returns no error", sched.ErrInvalid)
+
 // A Scheduler not made by New (a nil pointer, or the zero Scheduler) is
 // an error wrapping ErrInvalid wherever it is used, at once. Before, the
 // zero Scheduler's Start waited for ever, and the nil one's methods
@@ -79,6 +83,11 @@ func TestASchedulerNotMadeByNewIsAnError(t *testing.T) {
 				return err
 			},
 			"Inspector.Count": func() error { _, err := s.Inspector().Count(context.Background(), sched.Query{}); return err },
+			"Inspector.Pause": func() error { return s.Inspector().Pause("q") },
+			"Inspector.EnableRescue": func() error {
+				s.Inspector().EnableRescue() // does nothing
+				return errNotMade
+			},
 		}
 		for call, f := range calls {
 			got := make(chan error, 1)

@@ -26,8 +26,13 @@ type Rescue struct {
 // EnableRescue gives every batch dispatched from now on a context of its
 // own, which a rescue cancels (see Reap); without it a rescued handler's
 // context is only cancelled at StopAndCancel. It costs a context, about
-// one allocation, per batch. Package recovery calls it before Start.
-func (i *Inspector) EnableRescue() { i.s.rescue.Store(true) }
+// one allocation, per batch. Package recovery calls it before Start. It
+// does nothing on an Inspector not made by Scheduler.Inspector.
+func (i *Inspector) EnableRescue() {
+	if i.check(context.Background()) == nil {
+		i.s.rescue.Store(true)
+	}
+}
 
 // Reap renews the leases of the runs of queues with AutoRenew whose
 // handlers have not returned, then rescues every claim whose lease ended
