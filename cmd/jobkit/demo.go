@@ -18,9 +18,22 @@ type demoConfig struct {
 	Work                                        time.Duration
 }
 
+// demoMax bounds the demo's counts: the demo keeps every job in memory
+// and prints a line per failure, so that a mistyped -jobs 99999999999
+// is refused at once instead of growing the process until it is killed.
+const (
+	demoMaxJobs  = 1_000_000
+	demoMaxCount = 4096 // producers, workers, batch
+	demoMaxWork  = time.Hour
+)
+
 func (c demoConfig) validate() error {
 	if c.Jobs < 1 || c.Producers < 1 || c.Workers < 1 || c.Batch < 1 || c.FlakyEvery < 0 || c.Work < 0 {
 		return fmt.Errorf("invalid configuration %+v: counts must be positive", c)
+	}
+	if c.Jobs > demoMaxJobs || c.Producers > demoMaxCount || c.Workers > demoMaxCount || c.Batch > demoMaxCount || c.Work > demoMaxWork {
+		return fmt.Errorf("invalid configuration %+v: at most %d jobs, %d producers, workers and batch, and %v of work a job",
+			c, demoMaxJobs, demoMaxCount, demoMaxWork)
 	}
 	return nil
 }

@@ -34,8 +34,18 @@ func TestDemoCompletesEveryJobOnce(t *testing.T) {
 
 func TestDemoRejectsBadConfig(t *testing.T) {
 	t.Parallel()
-	if err := runDemo(context.Background(), &bytes.Buffer{}, demoConfig{Jobs: 0, Producers: 1, Workers: 1, Batch: 1}); err == nil {
-		t.Error("runDemo accepted zero jobs")
+	ok := demoConfig{Jobs: 1, Producers: 1, Workers: 1, Batch: 1}
+	for name, bad := range map[string]func(*demoConfig){
+		"zero jobs":           func(c *demoConfig) { c.Jobs = 0 },
+		"100 billion jobs":    func(c *demoConfig) { c.Jobs = 99_999_999_999 },
+		"a million workers":   func(c *demoConfig) { c.Workers = 1 << 20 },
+		"a day of work a job": func(c *demoConfig) { c.Work = 24 * time.Hour },
+	} {
+		c := ok
+		bad(&c)
+		if err := runDemo(context.Background(), &bytes.Buffer{}, c); err == nil {
+			t.Errorf("runDemo accepted %s", name)
+		}
 	}
 }
 
