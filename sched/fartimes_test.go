@@ -3,6 +3,8 @@ package sched_test
 import (
 	"context"
 	"math"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -28,9 +30,16 @@ func TestTimesPastTheNanosecondRangeStayFarOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newScheduler(t, sched.Config{Workers: 2, Logger: quiet})
 		y3000 := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
+		var mu sync.Mutex // the queues' handlers run on two workers
 		runs := make(map[string]int)
+		inc := func(name string) int {
+			mu.Lock()
+			defer mu.Unlock()
+			runs[name]++
+			return runs[name]
+		}
 		count := func(name string) func(context.Context, *sched.Job[int, int]) error {
-			return func(context.Context, *sched.Job[int, int]) error { runs[name]++; return nil }
+			return func(context.Context, *sched.Job[int, int]) error { inc(name); return nil }
 		}
 
 		later := must.Queue(t, s, "later", sched.QueueConfig[int, int]{Handler: count("later")})
@@ -38,8 +47,7 @@ func TestTimesPastTheNanosecondRangeStayFarOff(t *testing.T) {
 		must.Add(t, later, 2, sched.After(forever))
 
 		snooze := must.Queue(t, s, "snooze", sched.QueueConfig[int, int]{Handler: func(context.Context, *sched.Job[int, int]) error {
-			runs["snooze"]++
-			if runs["snooze"] == 1 {
+			if inc("snooze") == 1 {
 				return sched.Snooze(forever)
 			}
 			return sched.SnoozeUntil(y3000)
@@ -50,7 +58,7 @@ func TestTimesPastTheNanosecondRangeStayFarOff(t *testing.T) {
 		retry := must.Queue(t, s, "retry", sched.QueueConfig[int, int]{
 			Retry: &sched.RetryPolicy{MaxRetries: 3, Base: forever},
 			Handler: func(context.Context, *sched.Job[int, int]) error {
-				runs["retry"]++
+				inc("retry")
 				return context.DeadlineExceeded
 			},
 		})
@@ -66,7 +74,7 @@ func TestTimesPastTheNanosecondRangeStayFarOff(t *testing.T) {
 		leased := must.Queue(t, s, "leased", sched.QueueConfig[int, int]{
 			Lease: forever,
 			Handler: func(context.Context, *sched.Job[int, int]) error {
-				runs["leased"]++
+				inc("leased")
 				<-release
 				return nil
 			},
@@ -75,6 +83,8 @@ func TestTimesPastTheNanosecondRangeStayFarOff(t *testing.T) {
 
 		time.Sleep(time.Hour)
 		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
 		if c := must.Counts(t, later); runs["later"] != 0 || c.Delayed != 2 {
 			t.Errorf("later: %d runs, counts %+v; want none run, both delayed", runs["later"], c)
 		}
@@ -113,9 +123,9 @@ func TestRatesAtTheEndsOfTheFloatRange(t *testing.T) {
 	}{{1e-300, 1}, {1e-12, 1}, {1e300, 100}} {
 		synctest.Test(t, func(t *testing.T) {
 			s := newScheduler(t, sched.Config{Workers: 2, Logger: quiet})
-			runs := 0
+			var runs atomic.Int64
 			q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Rate: tc.rate, Handler: func(context.Context, *sched.Job[int, int]) error {
-				runs++
+				runs.Add(1)
 				return nil
 			}})
 			for i := range 100 {
@@ -123,8 +133,8 @@ func TestRatesAtTheEndsOfTheFloatRange(t *testing.T) {
 			}
 			time.Sleep(time.Minute)
 			synctest.Wait()
-			if runs != tc.runs {
-				t.Errorf("rate %v: %d runs in a minute, want %d", tc.rate, runs, tc.runs)
+			if n := runs.Load(); n != int64(tc.runs) {
+				t.Errorf("rate %v: %d runs in a minute, want %d", tc.rate, n, tc.runs)
 			}
 		})
 	}
