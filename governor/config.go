@@ -85,7 +85,7 @@ type Config struct {
 	// Weight fits the limits but not what the latest reading leaves) holds up
 	// the work behind it, and how long work that fits may then pass it, before
 	// it holds again (see Acquire). It must not be negative. Defaults to five
-	// Intervals.
+	// Intervals, at most the longest Duration.
 	MaxHold time.Duration
 
 	// Sampler takes the readings. Defaults to a new SystemSampler.
@@ -153,7 +153,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Interval = time.Second
 	}
 	if c.MaxHold == 0 {
-		c.MaxHold = 5 * c.Interval
+		c.MaxHold = times(5, c.Interval)
 	}
 	if c.Sampler == nil {
 		c.Sampler = &SystemSampler{}
@@ -187,4 +187,16 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: UsageWindow %v is negative", ErrInvalidConfig, c.UsageWindow)
 	}
 	return c, nil
+}
+
+// times returns n·d (n > 0, d ≥ 0), saturated at the longest Duration. An
+// Interval of centuries (math.MaxInt64 for "sample once") made 5·Interval,
+// the default MaxHold, wrap around to a negative value that New refused,
+// and 2·Interval, the lateness of a sample, to -2ns: the reading went stale
+// as soon as it was taken.
+func times(n int64, d time.Duration) time.Duration {
+	if d > math.MaxInt64/time.Duration(n) {
+		return math.MaxInt64
+	}
+	return time.Duration(n) * d
 }

@@ -45,7 +45,7 @@ type loopState struct {
 func (g *Governor) loop(ctx context.Context, first, stopped chan struct{}) {
 	st := &loopState{
 		first: first, stopped: stopped, results: make(chan sampled, 1), busy: true,
-		late: time.NewTimer(lateIntervals * g.cfg.Interval),
+		late: time.NewTimer(times(lateIntervals, g.cfg.Interval)),
 		tick: time.NewTicker(g.cfg.Interval),
 	}
 	go g.sample(ctx, st.results)
@@ -73,7 +73,7 @@ func (g *Governor) run(ctx context.Context, st *loopState, afterFault bool) {
 		}
 		st.end()
 	}()
-	lateAfter := lateIntervals * g.cfg.Interval
+	lateAfter := times(lateIntervals, g.cfg.Interval) // saturated: see times
 	for afterFault {
 		select {
 		case <-st.results:

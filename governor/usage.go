@@ -1,6 +1,8 @@
 package governor
 
 import (
+	"math"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +18,7 @@ const usageBuckets = 60
 // it) is evicted by sweep.
 type usage struct {
 	width     int64 // nanoseconds per bucket
+	span      int64 // width × (usageBuckets+1), saturated: the buckets kept
 	nowFunc   func() time.Time
 	epoch     time.Time // times are nanoseconds since epoch
 	accounts  sync.Map  // key string → *account
@@ -39,6 +42,9 @@ type account struct {
 
 func (u *usage) init(window time.Duration, nowFunc func() time.Time) {
 	u.width = max(int64(window)/usageBuckets, 1)
+	// Saturated: for a window near math.MaxInt64 ("for ever") the product
+	// wrapped around to a negative span, and no slot-time was counted.
+	u.span = satMul(u.width, usageBuckets+1)
 	u.nowFunc = nowFunc
 	u.epoch = nowFunc()
 }
@@ -79,26 +85,52 @@ func (u *usage) release(a *account, slots int64) {
 }
 
 // advanceLocked adds held × the time since the last integration to the
-// buckets that time falls in, or to those still in the window.
+// buckets that time falls in, or to those still in the window. The sums
+// saturate at math.MaxInt64 (292 years of one slot): before, many slots
+// held for long, such as math.MaxInt32 slots for a minute under a window of
+// an hour, wrapped around to a negative usage.
 func (u *usage) advanceLocked(a *account, now int64) {
 	if now <= a.last {
 		return // the clock did not move, or moved back
 	}
-	from := max(a.last, now-u.width*(usageBuckets+1))
+	from := max(a.last, now-u.span) // a.last ≥ 0, so from ≥ 0
 	if a.held > 0 {
 		a.busy = now
 	}
 	for a.held > 0 && from < now {
 		id := from / u.width
-		end := min((id+1)*u.width, now)
+		// The end of from's bucket, or now: from plus the rest of the
+		// bucket, not (id+1)·width, which overflows in the last bucket
+		// of the int64 range.
+		end := now
+		if rest := u.width - from%u.width; now-from > rest {
+			end = from + rest
+		}
 		i := id % (usageBuckets + 1)
 		if a.ids[i] != id {
 			a.ids[i], a.sums[i] = id, 0
 		}
-		a.sums[i] += a.held * (end - from)
+		a.sums[i] = satAdd(a.sums[i], satMul(a.held, end-from))
 		from = end
 	}
 	a.last = now
+}
+
+// satAdd returns a + b for a, b ≥ 0, saturated at math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxInt64
+}
+
+// satMul returns a × b for a, b ≥ 0, saturated at math.MaxInt64.
+func satMul(a, b int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(lo)
 }
 
 // Usage returns the slot-time charged to key over the last Config.UsageWindow
@@ -141,9 +173,11 @@ func (g *Governor) Usage(key string) time.Duration {
 	for i, id := range a.ids {
 		switch {
 		case id > oldest:
-			sum += a.sums[i]
+			sum = satAdd(sum, a.sums[i])
 		case id == oldest:
-			sum += int64(float64(a.sums[i]) * float64(inside) / float64(u.width))
+			// Converted saturated: a saturated sum times a whole
+			// bucket is 2⁶³, past the int64 range.
+			sum = satAdd(sum, satInt64(float64(a.sums[i])*float64(inside)/float64(u.width)))
 		}
 	}
 	return time.Duration(sum)
@@ -158,8 +192,8 @@ func (u *usage) sweep(t time.Time) {
 	if now < u.nextSweep {
 		return
 	}
-	idle := u.width * (usageBuckets + 1)
-	u.nextSweep = now + idle/4
+	idle := u.span
+	u.nextSweep = satAdd(now, idle/4)
 	u.accounts.Range(func(key, v any) bool {
 		a := v.(*account)
 		a.mu.Lock()

@@ -133,10 +133,7 @@ func (g *Governor) memCeilOf(r Reading) int64 {
 	if c.MaxMemoryPercent < 100 {
 		ceil = min(ceil, float64(r.MemoryLimit)*c.MaxMemoryPercent/100)
 	}
-	if ceil >= 1<<62 {
-		return math.MaxInt64
-	}
-	return int64(ceil)
+	return satInt64(ceil) // as roomsLocked does the room, which must reach it
 }
 
 // dequeueLocked removes e from the queue and returns its waiter.
