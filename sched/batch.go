@@ -427,7 +427,7 @@ func (b *batch[T, K]) finishLocked(exit scope.Exit) {
 		}
 		q.inflight.Add(-int64(len(b.claims) - b.settled))
 		q.s.charge(&q.queueBase, b.charged, b.used, b.settled)
-		q.window.add(now, b.ok, b.ko)
+		q.window.add(q.s.ns(now), b.ok, b.ko)
 		q.ended.Add(uint64(b.settled))
 		q.s.unlive(b)
 		b.permit.Release()

@@ -35,9 +35,10 @@
 // whose Error dereferences it, a common mistake) fails its run, not
 // retried, with a RunError that says so; the outcome errors built by hand
 // (&PermanentError{}, a nil *RerunError) classify as their constructors'.
-// Instants past 2262, the end of unix nanoseconds (an At of the year 3000,
-// an After or Snooze of math.MaxInt64, a retention for ever), are kept as
-// the last instant: they still wait.
+// Instants too far off to keep as int64 nanoseconds (an At of the year
+// 3000, an After or Snooze of math.MaxInt64, a retention for ever) are kept
+// as the last instant the scheduler can hold, about 190 years on: they
+// still wait. A Clock may start anywhere, the zero time.Time included.
 //
 // # Scheduling
 //

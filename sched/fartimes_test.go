@@ -3,6 +3,7 @@ package sched_test
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -136,6 +137,85 @@ func TestRatesAtTheEndsOfTheFloatRange(t *testing.T) {
 			if n := runs.Load(); n != int64(tc.runs) {
 				t.Errorf("rate %v: %d runs in a minute, want %d", tc.rate, n, tc.runs)
 			}
+		})
+	}
+}
+
+// startsAt is a Clock that reads base when it is made and moves with the
+// time of the test's synctest bubble; its timers are the bubble's.
+type startsAt struct {
+	base, made time.Time
+}
+
+func newStartsAt(base time.Time) *startsAt { return &startsAt{base: base, made: time.Now()} }
+
+func (c *startsAt) Now() time.Time { return c.base.Add(time.Since(c.made)) }
+func (c *startsAt) NewTimer() sched.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return realTimer{t}
+}
+
+type realTimer struct{ t *time.Timer }
+
+func (t realTimer) C() <-chan time.Time   { return t.t.C }
+func (t realTimer) Reset(d time.Duration) { t.t.Reset(d) }
+func (t realTimer) Stop()                 { t.t.Stop() }
+
+// A Clock may start anywhere: in the year 1, just after the zero
+// time.Time (which the scheduler takes for "no time"), before 1970, or far
+// on. Delays, retries, retention and the queue's summary work there as
+// they do now. Before, with instants kept as unix nanoseconds, those of
+// the year 1 saturated: an entry added for an hour later ran at once.
+func TestAClockMayStartAnywhere(t *testing.T) {
+	t.Parallel()
+	for _, base := range []time.Time{
+		time.Time{}.Add(time.Hour),
+		time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2900, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		t.Run(base.Format("2006"), func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				clock := newStartsAt(base)
+				s := newScheduler(t, sched.Config{Workers: 2, Logger: quiet, Clock: clock})
+				var mu sync.Mutex
+				var ran []time.Time // the clock's time at each run
+				q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+					Retry:     &sched.RetryPolicy{MaxRetries: 1, Base: time.Minute},
+					Retention: &sched.Retention{Succeeded: 24 * time.Hour, MaxSucceeded: 10},
+					Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+						mu.Lock()
+						defer mu.Unlock()
+						ran = append(ran, clock.Now())
+						if j.Payload == 2 && j.Attempt == 1 {
+							return context.DeadlineExceeded
+						}
+						return nil
+					},
+				})
+				id := must.Add(t, q, 1, sched.After(time.Hour))
+				must.Add(t, q, 2)
+				time.Sleep(2 * time.Hour)
+				synctest.Wait()
+				mu.Lock()
+				got := slices.Clone(ran)
+				mu.Unlock()
+				want := []time.Time{base, base.Add(time.Minute), base.Add(time.Hour)}
+				if !slices.EqualFunc(got, want, time.Time.Equal) {
+					t.Errorf("runs at %v, want %v", got, want)
+				}
+				e, err := q.Get(context.Background(), id)
+				if err != nil || !e.EnqueuedAt.Equal(base) || !e.FinishedAt.Equal(base.Add(time.Hour)) {
+					t.Errorf("entry enqueued at %v, finished at %v (%v); want %v and an hour later", e.EnqueuedAt, e.FinishedAt, err, base)
+				}
+				must.Add(t, q, 3)
+				synctest.Wait()
+				sum, err := s.Inspector().Summary(context.Background(), "q")
+				if err != nil || sum.Succeeded != 1 || sum.Counts.Succeeded != 3 {
+					t.Errorf("summary %+v, %v; want 1 success in the last minute, 3 kept", sum, err)
+				}
+			})
 		})
 	}
 }

@@ -399,7 +399,7 @@ func (i *Inspector) summary(ctx context.Context, r runner) (QueueSummary, error)
 				break
 			}
 		}
-		qs.Succeeded, qs.Failed = b.window.sums(now)
+		qs.Succeeded, qs.Failed = b.window.sums(i.s.ns(now))
 		qs.Ended = b.ended.Load()
 		qs.Throughput = float64(qs.Succeeded) / windowSpan.Seconds()
 		if total := qs.Succeeded + qs.Failed; total > 0 {

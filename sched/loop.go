@@ -30,7 +30,7 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 			if v != nil && !ok {
 				panic(v) // not a dependency's: the loop's own bug
 			}
-			if q := st.q; q != nil && (p != nil || q.base().blockedUntil.Load() <= nanos(s.clock.Now())) {
+			if q := st.q; q != nil && (p != nil || q.base().blockedUntil.Load() <= s.ns(s.clock.Now())) {
 				// The governor panicked, or a dependency (the governor,
 				// the Clock) ended the goroutine, while the loop served
 				// q (not the backend's Take: call contained that one):
@@ -127,11 +127,11 @@ func (st *loopStep) undo(s *Scheduler) {
 	*st = loopStep{}
 }
 
-// sleep waits for wake, ctx, or until at (unix nanoseconds) if at is not 0,
+// sleep waits for wake, ctx, or until at (nanoseconds since the epoch) if at is not 0,
 // or for *broke, which it then sets to nil (see Scheduler.clockBroke).
 func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer, at int64, broke *<-chan struct{}) {
 	if at != 0 {
-		timer.Reset(time.Duration(at - nanos(s.clock.Now())))
+		timer.Reset(subNanos(at, s.ns(s.clock.Now())))
 		defer timer.Stop()
 	}
 	select {
@@ -161,7 +161,7 @@ func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error
 	if err != nil && ctx.Err() == nil {
 		if errors.Is(err, governor.ErrInvalidWeight) || errors.Is(err, governor.ErrStopped) {
 			s.warn("the governor refuses the queue's batches", q.name, err)
-			q.blockedUntil.Store(nanos(s.clock.Now().Add(time.Second)))
+			q.blockedUntil.Store(s.ns(s.clock.Now().Add(time.Second)))
 		}
 	}
 	return p, err
@@ -184,7 +184,7 @@ func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error
 // ready queue j has used (priority j / priority q) times q's estimated
 // batch, plus one batch each: no queue starves.
 func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
-	n := nanos(now)
+	n := s.ns(now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var (
@@ -250,7 +250,7 @@ func (q *queueBase) ready(n int64) (bool, int64) {
 		return false, 0 // a batch's end wakes the loops
 	}
 	if lim := q.limiter.Load(); lim != nil {
-		t := time.Unix(0, n)
+		t := q.s.epoch.time(n)
 		if tokens := lim.TokensAt(t); tokens < 1 {
 			// Saturated: at a rate of 1e-300 a second the wait does not
 			// fit a Duration, and converting it wrapped around to a wait
@@ -268,7 +268,11 @@ func (q *queueBase) ready(n int64) (bool, int64) {
 // estimate is the slot-time a batch of q is charged when it is picked. It
 // needs the scheduler's mu.
 func (q *queueBase) estimate() time.Duration {
-	return time.Duration(q.batch) * max(q.avgRun, minRunCost)
+	avg := max(q.avgRun, minRunCost)
+	if avg > math.MaxInt64/time.Duration(q.batch) {
+		return math.MaxInt64 // saturated: a negative charge would invert fairness
+	}
+	return time.Duration(q.batch) * avg
 }
 
 // charge corrects q's virtual time once a batch charged charged at its pick
@@ -278,7 +282,9 @@ func (s *Scheduler) charge(q *queueBase, charged, used time.Duration, runs int) 
 	defer s.mu.Unlock()
 	q.pass += (used - charged).Seconds() / float64(q.priority)
 	if runs > 0 {
-		q.avgRun = (4*q.avgRun + used/time.Duration(runs)) / 5
+		// ⅘ of the old and ⅕ of the new, without 4·avgRun, which
+		// overflows for runs of decades (a Clock that jumps).
+		q.avgRun += (used/time.Duration(runs) - q.avgRun) / 5
 	}
 }
 
@@ -312,7 +318,7 @@ func (s *Scheduler) contain(q *queueBase, msg string, v any) {
 // containStack is contain of p, with the stack taken where the fault was
 // seen.
 func (s *Scheduler) containStack(q *queueBase, msg string, p *scope.PanicError) {
-	q.blockedUntil.Store(nanos(s.clock.Now().Add(time.Second)))
+	q.blockedUntil.Store(s.ns(s.clock.Now().Add(time.Second)))
 	s.wakeTimekeeper(q.blockedUntil.Load())
 	s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.Any("panic", p.Value), slog.String("stack", string(p.Stack)))
 }

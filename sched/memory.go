@@ -41,6 +41,7 @@ type Memory[T any, K comparable] struct {
 	info QueueInfo
 
 	mu       sync.Mutex
+	clock    epoch // instants as int64 nanoseconds: see epoch
 	opened   bool
 	seq      ID
 	byKey    keyIndex[T, K]                                // live entries, and failed ones under BlockFailed
@@ -72,7 +73,7 @@ type mentry[T any, K comparable] struct {
 	group    *group[T, K]
 	retry    *RetryPolicy
 
-	enqueued, runAt, started, finished, lease int64 // unix nanoseconds
+	enqueued, runAt, started, finished, lease int64 // nanoseconds since m.clock's epoch; 0: none
 	gen                                       uint64
 	attempts, reruns, rescues, snoozes        int
 	progress                                  Progress
@@ -193,7 +194,7 @@ func (m *Memory[T, K]) add(a *NewEntry[T, K], h uint64) (id ID, added, ready boo
 	e.unit = unit[T, K]{e: e}
 	e.id, e.key, e.payload = m.seq, a.Key, a.Payload
 	e.priority, e.disabled, e.retry = a.Priority, a.Disabled, a.Retry
-	e.enqueued = nanos(a.Now)
+	e.enqueued = m.clock.ns(a.Now)
 	e.heapAt = -1
 	if a.Group != "" {
 		g := m.groups[a.Group]
@@ -208,7 +209,7 @@ func (m *Memory[T, K]) add(a *NewEntry[T, K], h uint64) (id ID, added, ready boo
 	m.byKey.insert(slot, h, e)
 	m.order.push(e)
 	if a.RunAt.After(a.Now) {
-		e.runAt = nanos(a.RunAt)
+		e.runAt = m.clock.ns(a.RunAt)
 		m.setState(e, StateDelayed)
 		m.delayed.push(e)
 		return e.id, true, false
@@ -342,7 +343,7 @@ func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := nanos(r.Now)
+	now := m.clock.ns(r.Now)
 	m.promote(now)
 	if m.top() == 0 {
 		return dst, nil
@@ -395,17 +396,17 @@ func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, 
 	m.takes = append(m.takes, t)
 	t.open = len(m.takes) - 1
 	for _, e := range t.entries {
-		dst = append(dst, e.claim())
+		dst = append(dst, m.claim(e))
 	}
 	return dst, nil
 }
 
-// claim returns the claim of e.
-func (e *mentry[T, K]) claim() Claim[T, K] {
+// claim returns the claim of e, under m.mu.
+func (m *Memory[T, K]) claim(e *mentry[T, K]) Claim[T, K] {
 	c := Claim[T, K]{
 		ID: e.id, Key: e.key, Payload: e.payload, Priority: e.priority,
 		Attempts: e.attempts, Reruns: e.reruns, Rescues: e.rescues, Gen: e.gen, Handle: e,
-		EnqueuedAt: time.Unix(0, e.enqueued), Retry: e.retry,
+		EnqueuedAt: m.clock.time(e.enqueued), Retry: e.retry,
 	}
 	if e.group != nil {
 		c.Group = e.group.name
@@ -447,7 +448,7 @@ func (t *take[T, K]) claim(m *Memory[T, K], e *mentry[T, K], r TakeRequest) {
 	e.take, e.held = t, t
 	e.lease = 0
 	if !r.LeaseUntil.IsZero() {
-		e.lease = nanos(r.LeaseUntil)
+		e.lease = m.clock.ns(r.LeaseUntil)
 	}
 	m.setState(e, StateAwaiting)
 	t.entries = append(t.entries, e)
@@ -640,9 +641,9 @@ func (m *Memory[T, K]) Start(ctx context.Context, c *Claim[T, K], now, leaseUnti
 	if e.state != StateAwaiting || e.disabled {
 		return fmt.Errorf("%w: start of a %v entry (disabled %v)", ErrWrongState, e.state, e.disabled)
 	}
-	e.started = nanos(now)
+	e.started = m.clock.ns(now)
 	if !leaseUntil.IsZero() {
-		e.lease = nanos(leaseUntil)
+		e.lease = m.clock.ns(leaseUntil)
 	}
 	e.progress = Progress{}
 	m.setState(e, StateRunning)
@@ -666,7 +667,7 @@ func (m *Memory[T, K]) Settle(ctx context.Context, c *Claim[T, K], o Outcome) er
 		}
 		e.errs = append(e.errs, *o.Err)
 	}
-	fin := nanos(o.Finished)
+	fin := m.clock.ns(o.Finished)
 	switch o.Kind {
 	case OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomePoisoned:
 		if o.Kind != OutcomePoisoned { // a poisoned run was a rerun
@@ -682,7 +683,7 @@ func (m *Memory[T, K]) Settle(ctx context.Context, c *Claim[T, K], o Outcome) er
 		} else {
 			e.snoozes++
 		}
-		e.runAt = nanos(o.At)
+		e.runAt = m.clock.ns(o.At)
 		m.setState(e, StateDelayed)
 		m.delayed.push(e)
 	case OutcomeRerun:
@@ -810,7 +811,7 @@ func (m *Memory[T, K]) Renew(ctx context.Context, id ID, gen uint64, until time.
 	defer m.mu.Unlock()
 	e, err := m.current(id, gen)
 	if err == nil {
-		e.lease = nanos(until)
+		e.lease = m.clock.ns(until)
 	}
 	return err
 }
@@ -830,11 +831,11 @@ func (m *Memory[T, K]) Progress(ctx context.Context, id ID, gen uint64, p Progre
 func (m *Memory[T, K]) Promote(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.promote(nanos(now))
+	m.promote(m.clock.ns(now))
 	if len(m.delayed) == 0 {
 		return time.Time{}, false, nil
 	}
-	return time.Unix(0, m.delayed[0].runAt), true, nil
+	return m.clock.time(m.delayed[0].runAt), true, nil
 }
 
 // Counts implements Backend.
@@ -848,11 +849,11 @@ func (m *Memory[T, K]) Counts(ctx context.Context) (Counts, error) {
 func (m *Memory[T, K]) Expired(ctx context.Context, now time.Time, dst []Claim[T, K]) ([]Claim[T, K], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := nanos(now)
+	n := m.clock.ns(now)
 	for _, t := range m.takes {
 		for i, e := range t.entries {
 			if t.current(i) && e.lease != 0 && e.lease < n {
-				dst = append(dst, e.claim())
+				dst = append(dst, m.claim(e))
 			}
 		}
 	}
@@ -906,7 +907,7 @@ func (m *Memory[T, K]) delete1Pending(e *mentry[T, K]) {
 func (m *Memory[T, K]) Expire(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := nanos(now)
+	n := m.clock.ns(now)
 	var next int64
 	for l := range m.retained {
 		for e := m.retained[l].head; e != nil; e = m.retained[l].head {
@@ -925,7 +926,7 @@ func (m *Memory[T, K]) Expire(ctx context.Context, now time.Time) (time.Time, bo
 	if next == 0 {
 		return time.Time{}, false, nil
 	}
-	return time.Unix(0, next), true, nil
+	return m.clock.time(next), true, nil
 }
 
 // delayHeap is a min-heap of delayed entries by due time, then ID.

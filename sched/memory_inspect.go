@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"time"
 )
 
 // pageSize is how many entries List copies under the lock at a time.
@@ -15,8 +14,8 @@ const pageSize = 256
 func (m *Memory[T, K]) entry(e *mentry[T, K], payload bool) Entry[T, K] {
 	x := Entry[T, K]{
 		ID: e.id, Queue: m.info.Name, Key: e.key, State: e.state, Disabled: e.disabled,
-		Priority: e.priority, EnqueuedAt: unixTime(e.enqueued), RunAt: unixTime(e.runAt),
-		StartedAt: unixTime(e.started), FinishedAt: unixTime(e.finished),
+		Priority: e.priority, EnqueuedAt: m.clock.timeOrZero(e.enqueued), RunAt: m.clock.timeOrZero(e.runAt),
+		StartedAt: m.clock.timeOrZero(e.started), FinishedAt: m.clock.timeOrZero(e.finished),
 		Attempts: e.attempts, Reruns: e.reruns, Rescues: e.rescues, Snoozes: e.snoozes, Gen: e.gen, Progress: e.progress,
 	}
 	if payload {
@@ -31,13 +30,6 @@ func (m *Memory[T, K]) entry(e *mentry[T, K], payload bool) Entry[T, K] {
 	return x
 }
 
-func unixTime(ns int64) time.Time {
-	if ns == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns)
-}
-
 // Get implements Backend.
 func (m *Memory[T, K]) Get(ctx context.Context, id ID) (Entry[T, K], error) {
 	m.mu.Lock()
@@ -50,15 +42,15 @@ func (m *Memory[T, K]) Get(ctx context.Context, id ID) (Entry[T, K], error) {
 }
 
 // matches reports whether e passes the parts of f that need no payload and
-// run no code of the caller's but Key.
-func (f *Filter[T, K]) matches(e *mentry[T, K]) bool {
+// run no code of the caller's but Key, under m.mu.
+func (m *Memory[T, K]) matches(f *Filter[T, K], e *mentry[T, K]) bool {
 	if len(f.States) > 0 && !slices.Contains(f.States, e.state) {
 		return false
 	}
-	if !f.From.IsZero() && e.enqueued < nanos(f.From) {
+	if !f.From.IsZero() && e.enqueued < m.clock.ns(f.From) {
 		return false
 	}
-	if !f.To.IsZero() && e.enqueued >= nanos(f.To) {
+	if !f.To.IsZero() && e.enqueued >= m.clock.ns(f.To) {
 		return false
 	}
 	return true
@@ -76,7 +68,7 @@ func (m *Memory[T, K]) page(f *Filter[T, K], after ID, buf []Entry[T, K]) ([]Ent
 			return buf, false
 		}
 		e := o.s[i]
-		if e == nil || !f.matches(e) {
+		if e == nil || !m.matches(f, e) {
 			continue
 		}
 		buf = append(buf, m.entry(e, f.Payloads))
@@ -129,7 +121,7 @@ func (m *Memory[T, K]) each(ctx context.Context, f Filter[T, K], do func(e *ment
 		}
 		m.mu.Lock()
 		e := m.byID(x.ID)
-		if e != nil && f.matches(e) && do(e) {
+		if e != nil && m.matches(&f, e) && do(e) {
 			n++
 		}
 		m.mu.Unlock()

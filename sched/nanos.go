@@ -5,28 +5,52 @@ import (
 	"time"
 )
 
-// The scheduler and Memory keep instants as unix nanoseconds, which cost
-// less than time.Time. A time.Time reaches further than an int64 of
-// nanoseconds (years 1678 to 2262): a user's At of the year 3000, an
-// After or Snooze of math.MaxInt64, a retry delay saturated at it, a
-// retention of centuries. Plain UnixNano wraps those around into the past,
-// so that a job meant for far later ran at once (and a snooze of
-// math.MaxInt64 in a hot loop) and a retained entry expired at once.
-// nanos and addNanos saturate instead.
-var (
-	maxNanos = time.Unix(0, math.MaxInt64)
-	minNanos = time.Unix(0, math.MinInt64)
-)
+// The scheduler and Memory keep instants as int64 nanoseconds, which cost
+// less than time.Time, counted from an epoch of their own (see epoch)
+// rather than from 1970: unix nanoseconds end in 2262 and begin in 1678,
+// and UnixNano wraps the instants past either end around. A user's At of
+// the year 3000, an After or Snooze of math.MaxInt64, a retry delay
+// saturated at it, a retention of centuries: each wrapped into the past,
+// so that a job meant for far later ran at once (a snooze of
+// math.MaxInt64 in a hot loop), a retained entry expired at once and a
+// lease had lapsed; and a test's Clock that starts at the zero time.Time
+// (the year 1) could not be told apart from 1678.
 
-// nanos returns t in unix nanoseconds, saturated to the int64 range.
-func nanos(t time.Time) int64 {
-	switch {
-	case t.After(maxNanos):
-		return math.MaxInt64
-	case t.Before(minNanos):
-		return math.MinInt64
+// epochLead is how long before the first instant an epoch sees it starts:
+// instants from a century before that first one to about 192 years after
+// it are exact, and those further off saturate.
+const epochLead = 100 * 365 * 24 * time.Hour
+
+// epoch converts instants to int64 nanoseconds since an instant a century
+// before the first one it converts, and back: exact within about 292
+// years, saturated (time.Time.Sub saturates) beyond. Zero stands for "no
+// instant" where a field needs one: only the epoch itself, a century
+// before the first instant, converts to it. It uses wall-clock readings
+// only (the first instant's monotonic reading is stripped), as UnixNano
+// did, so that instants from a Clock and a user's time.Date compare. Not
+// safe for concurrent use: the caller's lock guards it.
+type epoch struct {
+	t   time.Time
+	set bool
+}
+
+// ns returns t in nanoseconds since the epoch, saturated.
+func (e *epoch) ns(t time.Time) int64 {
+	if !e.set {
+		e.t, e.set = t.Round(0).Add(-epochLead), true
 	}
-	return t.UnixNano()
+	return int64(t.Sub(e.t))
+}
+
+// time returns the instant ns nanoseconds after the epoch.
+func (e *epoch) time(ns int64) time.Time { return e.t.Add(time.Duration(ns)) }
+
+// timeOrZero is time, but the zero time.Time for 0 (no instant).
+func (e *epoch) timeOrZero(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return e.time(ns)
 }
 
 // addNanos returns n + d, saturated to the int64 range.
@@ -39,4 +63,16 @@ func addNanos(n int64, d time.Duration) int64 {
 		return math.MinInt64
 	}
 	return s
+}
+
+// subNanos returns a − b as a Duration, saturated.
+func subNanos(a, b int64) time.Duration {
+	d := a - b
+	switch {
+	case b < 0 && d < a:
+		return math.MaxInt64
+	case b > 0 && d > a:
+		return math.MinInt64
+	}
+	return time.Duration(d)
 }

@@ -155,12 +155,14 @@ type queueBase struct {
 	// may have entries ready while notified > drained.
 	notified atomic.Uint64
 	drained  atomic.Uint64
-	// due is when the earliest delayed entry is due (unix nanoseconds), or
+	// due is when the earliest delayed entry is due (nanoseconds since the
+	// scheduler's epoch), or
 	// 0: the timekeeper promotes it then. dueMu orders its updates.
 	due   atomic.Int64
 	dueMu sync.Mutex
 
-	// blockedUntil skips the queue until then (unix nanoseconds) after the
+	// blockedUntil skips the queue until then (nanoseconds since the
+	// scheduler's epoch) after the
 	// governor refused it for good.
 	blockedUntil atomic.Int64
 	retention    Retention
@@ -321,9 +323,10 @@ const (
 )
 
 // At adds the entry delayed until t: it becomes pending at t (at once if t
-// has passed). The in-memory backend keeps times as unix nanoseconds: a t
-// after 2262-04-11 (as from After, Snooze or a retry delay of centuries)
-// is kept as that day, the last it can hold, and still waits.
+// has passed). The scheduler and the in-memory backend keep instants as
+// int64 nanoseconds from a century before the first they see: a t more
+// than about 190 years later (as from After, Snooze or a retry delay of
+// centuries) is kept as the last instant they can hold, and still waits.
 func At(t time.Time) AddOption { return AddOption{kind: optAt, at: t} }
 
 // After adds the entry delayed by d (not at all if d ≤ 0).
@@ -481,7 +484,7 @@ func (q *Queue[T, K]) notify() {
 // lowerDue makes the queue's due time at most t, and wakes the timekeeper
 // if it would sleep past it.
 func (q *queueBase) lowerDue(t time.Time) {
-	ns := nanos(t)
+	ns := q.s.ns(t)
 	q.dueMu.Lock()
 	if d := q.due.Load(); d == 0 || ns < d {
 		q.due.Store(ns)
@@ -501,7 +504,7 @@ func (q *Queue[T, K]) promote(ctx context.Context, now time.Time) int64 {
 		q.s.warn("backend Promote failed", q.name, err)
 		return q.due.Load()
 	case ok:
-		q.due.Store(nanos(t))
+		q.due.Store(q.s.ns(t))
 	default:
 		q.due.Store(0)
 	}

@@ -27,6 +27,10 @@ type Scheduler struct {
 	cfg   Config
 	gov   *governor.Governor
 	clock Clock
+	// epoch turns instants into the int64 nanoseconds the scheduler keeps
+	// (due times, blocks, buckets): set once by New, from the clock's
+	// first reading, and only read afterwards.
+	epoch epoch
 	// clockBroke is closed when Config.Clock breaks (see guardedClock), to
 	// wake the goroutines that wait on its timers; nil with the system
 	// clock.
@@ -78,7 +82,7 @@ type Scheduler struct {
 
 	// The timekeeper promotes delayed entries when they are due and deletes
 	// final entries when they expire, on one timer for all of them;
-	// keeperAt is when it will next look (unix nanoseconds, 0: not before
+	// keeperAt is when it will next look (nanoseconds since the epoch, 0: not before
 	// it is woken).
 	keeperWake chan struct{}
 	keeperAt   atomic.Int64
@@ -131,6 +135,7 @@ func New(cfg Config) (*Scheduler, error) {
 	if g, ok := cfg.Clock.(*guardedClock); ok {
 		s.clockBroke = g.broke
 	}
+	s.epoch.ns(cfg.Clock.Now())
 	if s.gov == nil {
 		// Slots only: never started, the governor has no reading and
 		// admits on slots alone; it still accounts usage by queue.
@@ -548,14 +553,14 @@ func (s *Scheduler) warn(msg, queue string, err error) {
 // at fin, so that it deletes it when it expires.
 func (s *Scheduler) retained(q *queueBase, kind OutcomeKind, fin time.Time) {
 	if ttl := q.ttl(kind); ttl > 0 {
-		// In unix nanoseconds, which costs less than time.Time's Add;
+		// In nanoseconds since the epoch, which cost less than time.Time's Add;
 		// saturated, for a retention of centuries.
-		s.wakeTimekeeper(addNanos(nanos(fin), ttl))
+		s.wakeTimekeeper(addNanos(s.ns(fin), ttl))
 	}
 }
 
-// wakeTimekeeper wakes the timekeeper if it would look later than at (unix
-// nanoseconds).
+// wakeTimekeeper wakes the timekeeper if it would look later than at
+// (nanoseconds since the epoch).
 func (s *Scheduler) wakeTimekeeper(at int64) {
 	if k := s.keeperAt.Load(); k <= 1 || at < k { // 0: asleep with no timer; 1: awake, looking
 		select {
@@ -579,7 +584,7 @@ func (s *Scheduler) timekeeper(ctx context.Context) {
 		// it looks wakes it again.
 		s.keeperAt.Store(1)
 		now := s.clock.Now()
-		n := nanos(now)
+		n := s.ns(now)
 		var next int64
 		soonest := func(t int64) {
 			if t != 0 && (next == 0 || t < next) {
@@ -596,7 +601,7 @@ func (s *Scheduler) timekeeper(ctx context.Context) {
 		}
 		s.keeperAt.Store(next)
 		if next != 0 {
-			timer.Reset(time.Duration(next - n))
+			timer.Reset(subNanos(next, n))
 		}
 		select {
 		case <-ctx.Done():
@@ -611,6 +616,9 @@ func (s *Scheduler) timekeeper(ctx context.Context) {
 	}
 }
 
+// ns returns t in nanoseconds since the scheduler's epoch.
+func (s *Scheduler) ns(t time.Time) int64 { return s.epoch.ns(t) }
+
 // Clock returns the scheduler's clock: Config.Clock, guarded against its
 // panics as Config says, or the system clock.
 func (s *Scheduler) Clock() Clock { return s.clock }
@@ -620,26 +628,26 @@ func (s *Scheduler) Clock() Clock { return s.clock }
 func (s *Scheduler) Logger() *slog.Logger { return s.log }
 
 // keep promotes q's due entries and deletes its expired ones at now, and
-// returns when it next has one due and one expiring (unix nanoseconds, 0:
-// none). A panic of q's backend is contained: logged, and q is looked at
+// returns when it next has one due and one expiring (nanoseconds since the
+// epoch, 0: none). A panic of q's backend is contained: logged, and q is looked at
 // again in a second.
 func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp int64) {
 	b := q.base()
-	if until := b.blockedUntil.Load(); until > nanos(now) {
+	if until := b.blockedUntil.Load(); until > s.ns(now) {
 		return until, 0 // left alone (see contain): looked at again then
 	}
 	err := b.call("Promote or Expire", func() error {
 		due = b.due.Load()
-		if due != 0 && due <= nanos(now) {
+		if due != 0 && due <= s.ns(now) {
 			due = q.promote(ctx, now)
 		}
 		if t, ok := q.expire(ctx, now); ok {
-			exp = nanos(t)
+			exp = s.ns(t)
 		}
 		return nil
 	})
 	if err != nil {
-		return nanos(now.Add(time.Second)), 0
+		return s.ns(now.Add(time.Second)), 0
 	}
 	return due, exp
 }

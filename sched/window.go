@@ -16,18 +16,19 @@ const (
 // windowSpan. Batches add their counts once, when they are done.
 type window struct {
 	mu     sync.Mutex
-	ids    [windowBuckets]int64 // the bucket (second since the epoch) each slot holds
+	ids    [windowBuckets]int64 // the bucket (second since the scheduler's epoch) each slot holds
 	ok, ko [windowBuckets]int
 }
 
 const bucketWidth = int64(windowSpan / windowBuckets)
 
-// add counts ok successes and ko failures at now.
-func (w *window) add(now time.Time, ok, ko int) {
+// add counts ok successes and ko failures at now (nanoseconds since the
+// scheduler's epoch, not negative).
+func (w *window) add(now int64, ok, ko int) {
 	if ok == 0 && ko == 0 {
 		return
 	}
-	id := nanos(now) / bucketWidth
+	id := now / bucketWidth
 	i := id % windowBuckets
 	w.mu.Lock()
 	if w.ids[i] != id {
@@ -38,9 +39,10 @@ func (w *window) add(now time.Time, ok, ko int) {
 	w.mu.Unlock()
 }
 
-// sums returns the successes and failures in the window that ends at now.
-func (w *window) sums(now time.Time) (ok, ko int) {
-	cur := nanos(now) / bucketWidth
+// sums returns the successes and failures in the window that ends at now
+// (as for add).
+func (w *window) sums(now int64) (ok, ko int) {
+	cur := now / bucketWidth
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i, id := range w.ids {
