@@ -142,25 +142,19 @@ func TestRatesAtTheEndsOfTheFloatRange(t *testing.T) {
 }
 
 // startsAt is a Clock that reads base when it is made and moves with the
-// time of the test's synctest bubble; its timers are the bubble's.
+// time of the test's synctest bubble; its timers are the system clock's
+// (the bubble's, made in it), which a scheduler with the default Clock
+// lends.
 type startsAt struct {
+	sched.Clock
 	base, made time.Time
 }
 
-func newStartsAt(base time.Time) *startsAt { return &startsAt{base: base, made: time.Now()} }
-
-func (c *startsAt) Now() time.Time { return c.base.Add(time.Since(c.made)) }
-func (c *startsAt) NewTimer() sched.Timer {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return realTimer{t}
+func newStartsAt(t *testing.T, base time.Time) *startsAt {
+	return &startsAt{Clock: must.New(t, sched.Config{}).Clock(), base: base, made: time.Now()}
 }
 
-type realTimer struct{ t *time.Timer }
-
-func (t realTimer) C() <-chan time.Time   { return t.t.C }
-func (t realTimer) Reset(d time.Duration) { t.t.Reset(d) }
-func (t realTimer) Stop()                 { t.t.Stop() }
+func (c *startsAt) Now() time.Time { return c.base.Add(time.Since(c.made)) }
 
 // A Clock may start anywhere: in the year 1, just after the zero
 // time.Time (which the scheduler takes for "no time"), before 1970, or far
@@ -177,7 +171,7 @@ func TestAClockMayStartAnywhere(t *testing.T) {
 		t.Run(base.Format("2006"), func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				clock := newStartsAt(base)
+				clock := newStartsAt(t, base)
 				s := newScheduler(t, sched.Config{Workers: 2, Logger: quiet, Clock: clock})
 				var mu sync.Mutex
 				var ran []time.Time // the clock's time at each run
