@@ -23,27 +23,44 @@ const epochLead = 100 * 365 * 24 * time.Hour
 
 // epoch converts instants to int64 nanoseconds since an instant a century
 // before the first one it converts, and back: exact within about 292
-// years, saturated (time.Time.Sub saturates) beyond. Zero stands for "no
-// instant" where a field needs one: only the epoch itself, a century
-// before the first instant, converts to it. It uses wall-clock readings
-// only (the first instant's monotonic reading is stripped), as UnixNano
-// did, so that instants from a Clock and a user's time.Date compare. Not
-// safe for concurrent use: the caller's lock guards it.
+// years, saturated beyond. Zero stands for "no instant" where a field
+// needs one: only the epoch itself, a century before the first instant,
+// converts to it. It uses wall-clock readings only, as UnixNano did, so
+// that instants from a Clock and a user's time.Date compare. Not safe for
+// concurrent use until set: the caller's lock guards the first ns, or it
+// is set before the epoch is shared.
 type epoch struct {
-	t   time.Time
-	set bool
+	sec, nsec int64 // the epoch in unix seconds and nanoseconds
+	set       bool
 }
 
-// ns returns t in nanoseconds since the epoch, saturated.
+// epochMaxSec is the most whole seconds that ns converts without
+// saturating.
+const epochMaxSec = math.MaxInt64/int64(time.Second) - 1
+
+// ns returns t in nanoseconds since the epoch, saturated. It costs about
+// what UnixNano does (time.Time.Sub, which saturates too, costs four
+// times as much, on the path of every job).
 func (e *epoch) ns(t time.Time) int64 {
 	if !e.set {
-		e.t, e.set = t.Round(0).Add(-epochLead), true
+		b := t.Add(-epochLead)
+		e.sec, e.nsec, e.set = b.Unix(), int64(b.Nanosecond()), true
 	}
-	return int64(t.Sub(e.t))
+	u := t.Unix()
+	ds := u - e.sec
+	switch {
+	case (e.sec < 0 && ds < u) || ds > epochMaxSec: // wrapped (past the year 292e9), or too far on
+		return math.MaxInt64
+	case (e.sec > 0 && ds > u) || ds < -epochMaxSec:
+		return math.MinInt64
+	}
+	return ds*int64(time.Second) + int64(t.Nanosecond()) - e.nsec
 }
 
 // time returns the instant ns nanoseconds after the epoch.
-func (e *epoch) time(ns int64) time.Time { return e.t.Add(time.Duration(ns)) }
+func (e *epoch) time(ns int64) time.Time {
+	return time.Unix(e.sec+ns/int64(time.Second), e.nsec+ns%int64(time.Second))
+}
 
 // timeOrZero is time, but the zero time.Time for 0 (no instant).
 func (e *epoch) timeOrZero(ns int64) time.Time {
