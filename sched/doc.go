@@ -33,7 +33,8 @@
 // runtime.Goexit fails its run, and the worker is replaced. An error whose
 // methods panic or end the goroutine as the run is classified (a typed nil
 // whose Error dereferences it, a common mistake) fails its run, not
-// retried, with a RunError that says so; the outcome errors built by hand
+// retried, with a RunError that says so, and so does one that wraps itself
+// or more than a thousand errors; the outcome errors built by hand
 // (&PermanentError{}, a nil *RerunError) classify as their constructors'.
 // Instants too far off to keep as int64 nanoseconds (an At of the year
 // 3000, an After or Snooze of math.MaxInt64, a retention for ever) are kept

@@ -3,6 +3,7 @@ package sched_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -218,6 +219,76 @@ func TestHandBuiltOutcomeErrorsClassifyAsTheirConstructors(t *testing.T) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// cycleErr wraps itself; if recurse, its Error formats what it wraps, so
+// that calling it overflows the stack, which nothing can recover.
+type cycleErr struct{ recurse bool }
+
+func (e *cycleErr) Unwrap() error { return e }
+func (e *cycleErr) Error() string {
+	if e.recurse {
+		return "cycle: " + e.Unwrap().Error()
+	}
+	return "cycle"
+}
+
+// chainErr is a chain of n errors, built as a tree of joins at the end.
+func chainErr(n int) error {
+	err := errors.New("root")
+	for range n - 1 {
+		err = fmt.Errorf("wrap: %w", err)
+	}
+	return errors.Join(errors.New("other"), err)
+}
+
+// A handler's error that wraps itself, or more than a thousand errors,
+// fails its run at once, not retried, and the worker goes on. Before,
+// errors.As walked the cycle for ever on the worker: a core burnt and a
+// worker lost for good (and, for the one whose Error recurses, a stack
+// overflow, which crashes the process, once its message was taken).
+func TestAnErrorThatWrapsItselfFailsItsRun(t *testing.T) {
+	t.Parallel()
+	for name, bad := range map[string]error{
+		"cycle":            &cycleErr{},
+		"recursive Error":  &cycleErr{recurse: true},
+		"a chain of 5,000": chainErr(5000),
+		"cycle in a join":  errors.Join(errors.New("fine"), &cycleErr{}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
+			ran := make(chan int, 2)
+			q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+				Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+					ran <- j.Payload
+					if j.Payload == 1 {
+						return bad
+					}
+					return nil
+				},
+			})
+			if err := s.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			id := must.Add(t, q, 1)
+			must.Add(t, q, 2)
+			for range 2 {
+				select {
+				case <-ran:
+				case <-time.After(10 * time.Second):
+					t.Fatal("a job did not run: the worker is stuck classifying")
+				}
+			}
+			if err := s.Stop(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			e, err := q.Get(context.Background(), id)
+			if err != nil || e.State != sched.StateFailed || len(e.Errors) != 1 || !strings.Contains(e.Errors[0].Message, "wraps more than") {
+				t.Fatalf("entry %v with errors %+v (%v), want failed, not classified", e.State, e.Errors, err)
+			}
 		})
 	}
 }
