@@ -30,7 +30,7 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 			if v != nil && !ok {
 				panic(v) // not a dependency's: the loop's own bug
 			}
-			if q := st.q; q != nil && (p != nil || q.base().blockedUntil.Load() <= s.ns(s.clock.Now())) {
+			if q := st.q; q != nil && (p != nil || !q.base().blocked(s.ns(s.clock.Now()))) {
 				// The governor panicked, or a dependency (the governor,
 				// the Clock) ended the goroutine, while the loop served
 				// q (not the backend's Take: call contained that one):
@@ -168,9 +168,9 @@ func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error
 }
 
 // pick returns the ready queue to serve next and the slot-time it charged
-// it for the batch it is about to take; or nil and the earliest time (unix
-// nanoseconds, 0 for none) at which a queue may become ready without a
-// wakeup.
+// it for the batch it is about to take; or nil and the earliest time
+// (nanoseconds since the epoch, 0 for none) at which a queue may become
+// ready without a wakeup.
 //
 // Fairness is stride scheduling over slot-time: each queue has a virtual
 // time, pass, which grows by the slot-time its batches use divided by its
@@ -234,14 +234,14 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
 	return best, charged, 0
 }
 
-// ready reports whether q may have entries to dispatch at n (unix
-// nanoseconds), and if not, when it may (0: not without a wakeup).
+// ready reports whether q may have entries to dispatch at n (nanoseconds
+// since the epoch), and if not, when it may (0: not without a wakeup).
 func (q *queueBase) ready(n int64) (bool, int64) {
 	if q.paused.Load() || q.dispatching.Load() {
 		return false, 0 // resumed, or dispatched by another loop: that loop goes on
 	}
-	if until := q.blockedUntil.Load(); until > n {
-		return false, until
+	if q.blocked(n) {
+		return false, q.blockedUntil.Load()
 	}
 	if q.notified.Load() <= q.drained.Load() {
 		return false, 0 // an add, a promotion or a requeue wakes the loops
@@ -263,6 +263,14 @@ func (q *queueBase) ready(n int64) (bool, int64) {
 		}
 	}
 	return true, 0
+}
+
+// blocked reports whether q is left alone at n (see blockedUntil; 0: not
+// blocked, whatever the sign of n, which is negative for an instant before
+// the epoch, as from a Clock far on that broke for the system clock).
+func (q *queueBase) blocked(n int64) bool {
+	until := q.blockedUntil.Load()
+	return until != 0 && until > n
 }
 
 // estimate is the slot-time a batch of q is charged when it is picked. It

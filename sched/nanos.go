@@ -48,10 +48,16 @@ func (e *epoch) ns(t time.Time) int64 {
 	}
 	u := t.Unix()
 	ds := u - e.sec
+	// The wraps first (instants near the ends of time.Time's own range):
+	// a sum that wrapped looks like one in range of the other sign.
 	switch {
-	case (e.sec < 0 && ds < u) || ds > epochMaxSec: // wrapped (past the year 292e9), or too far on
+	case e.sec < 0 && ds < u: // wrapped upwards
 		return math.MaxInt64
-	case (e.sec > 0 && ds > u) || ds < -epochMaxSec:
+	case e.sec > 0 && ds > u: // wrapped downwards
+		return math.MinInt64
+	case ds > epochMaxSec:
+		return math.MaxInt64
+	case ds < -epochMaxSec:
 		return math.MinInt64
 	}
 	return ds*int64(time.Second) + int64(t.Nanosecond()) - e.nsec

@@ -633,8 +633,8 @@ func (s *Scheduler) Logger() *slog.Logger { return s.log }
 // again in a second.
 func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp int64) {
 	b := q.base()
-	if until := b.blockedUntil.Load(); until > s.ns(now) {
-		return until, 0 // left alone (see contain): looked at again then
+	if b.blocked(s.ns(now)) {
+		return b.blockedUntil.Load(), 0 // left alone (see contain): looked at again then
 	}
 	err := b.call("Promote or Expire", func() error {
 		due = b.due.Load()

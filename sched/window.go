@@ -23,13 +23,13 @@ type window struct {
 const bucketWidth = int64(windowSpan / windowBuckets)
 
 // add counts ok successes and ko failures at now (nanoseconds since the
-// scheduler's epoch, not negative).
+// scheduler's epoch; negative before it).
 func (w *window) add(now int64, ok, ko int) {
 	if ok == 0 && ko == 0 {
 		return
 	}
 	id := now / bucketWidth
-	i := id % windowBuckets
+	i := (id%windowBuckets + windowBuckets) % windowBuckets // not negative: an index
 	w.mu.Lock()
 	if w.ids[i] != id {
 		w.ids[i], w.ok[i], w.ko[i] = id, 0, 0
