@@ -75,9 +75,12 @@
 // # Faults
 //
 // Every method that takes a context returns an error wrapping ErrInvalid
-// for a nil one and the context's error for one that is done, and a
-// Scheduler, Queue or Inspector not made by its constructor (nil, or the
-// zero value) is an error wrapping ErrInvalid: never a panic or a wait.
+// for a nil one and the context's error for one that is done. Every method
+// that returns an error returns one wrapping ErrInvalid for a Scheduler,
+// Queue or Inspector not made by its constructor (nil, or the zero value),
+// never a panic or a wait; of the few that return none (Name, Pause,
+// Resume, Paused, Clock, Logger, Abandoned), those of a nil value
+// dereference it, as Go's methods do.
 //
 // A panic of a queue's Key or Group function is an error of Add. In the
 // scheduler's own goroutines, a panic of a backend's Take, Promote or
