@@ -79,8 +79,8 @@
 // that returns an error returns one wrapping ErrInvalid for a Scheduler,
 // Queue or Inspector not made by its constructor (nil, or the zero value),
 // never a panic or a wait; of the few that return none (Name, Pause,
-// Resume, Paused, Clock, Logger, Abandoned), those of a nil value
-// dereference it, as Go's methods do.
+// Resume, Paused, Clock, Logger), those of a nil value dereference it, as
+// Go's methods do.
 //
 // A panic of a queue's Key or Group function is an error of Add. In the
 // scheduler's own goroutines, a panic of a backend's Take, Promote or

@@ -84,6 +84,12 @@ func TestASchedulerNotMadeByNewIsAnError(t *testing.T) {
 			},
 			"Inspector.Count": func() error { _, err := s.Inspector().Count(context.Background(), sched.Query{}); return err },
 			"Inspector.Pause": func() error { return s.Inspector().Pause("q") },
+			"Inspector.Abandoned": func() error {
+				if n := s.Inspector().Abandoned(); n != 0 {
+					return fmt.Errorf("%d abandoned", n)
+				}
+				return errNotMade
+			},
 			"Inspector.EnableRescue": func() error {
 				s.Inspector().EnableRescue() // does nothing
 				return errNotMade

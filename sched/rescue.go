@@ -78,7 +78,12 @@ func (i *Inspector) Reap(ctx context.Context, now time.Time, grace time.Duration
 
 // Abandoned returns how many handlers of rescued or abandoned runs have not
 // returned yet: Go cannot stop a goroutine, so each keeps one.
-func (i *Inspector) Abandoned() int { return int(i.s.abandoned.Load()) }
+func (i *Inspector) Abandoned() int {
+	if i.check(context.Background()) != nil {
+		return 0 // not made by Scheduler.Inspector: nothing abandoned
+	}
+	return int(i.s.abandoned.Load())
+}
 
 // reap rescues the claims of q whose leases ended before before.
 func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time, lives []live) ([]Rescue, error) {
