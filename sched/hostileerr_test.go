@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -43,7 +45,12 @@ func TestAnErrorWhoseErrorMethodFaultsFailsItsRun(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ran := make(chan int, 2)
-			s := newScheduler(t, sched.Config{Workers: 1, Logger: quiet})
+			var faults atomic.Int64 // records of a fault: none, since the handler's error is no dependency
+			s := newScheduler(t, sched.Config{Workers: 1, Logger: slog.New(onRecord(func(r slog.Record) {
+				if r.Level >= slog.LevelError {
+					faults.Add(1)
+				}
+			}))})
 			q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
 				Retry: &sched.RetryPolicy{MaxRetries: 0},
 				Handler: func(_ context.Context, j *sched.Job[int, int]) error {
@@ -78,6 +85,9 @@ func TestAnErrorWhoseErrorMethodFaultsFailsItsRun(t *testing.T) {
 			}
 			if re := e.Errors[0]; !strings.Contains(re.Message, "faulted") || !strings.Contains(re.Type, "Err") {
 				t.Errorf("run error %q of type %q, want the fault and the error's type", re.Message, re.Type)
+			}
+			if n := faults.Load(); n != 0 {
+				t.Errorf("%d faults logged, want none: the error is the handler's, not a dependency's", n)
 			}
 		})
 	}
