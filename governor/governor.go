@@ -152,7 +152,9 @@ func (g *Governor) Start(ctx context.Context) error {
 // idempotent and safe without Start. Called back from the sampling
 // goroutine (by the Sampler, by NowFunc there, or by the Logger's handler
 // for one of its records), Stop does not wait for that goroutine, which
-// waits for the call: sampling ends once the call returns.
+// waits for the call: sampling ends once the call returns. It tells that
+// goroutine by the functions on its stack, not by Governor: a Sampler of
+// one Governor that stops another does not wait either.
 func (g *Governor) Stop(ctx context.Context) error {
 	g.life.Lock()
 	g.mu.Lock()

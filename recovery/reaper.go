@@ -225,8 +225,10 @@ func (r *Reaper) Start(ctx context.Context) error {
 
 // Stop stops the reaper and waits for its goroutine, or until ctx is done.
 // It is idempotent and safe without Start. It does not wait for abandoned
-// handlers; called from OnAlert, it does not wait for the goroutine that
-// calls it.
+// handlers; called from OnAlert or the Logger's handler on the reaper's
+// goroutine, it does not wait for the goroutine that calls it. It tells
+// that goroutine by the functions on its stack, not by Reaper: an OnAlert
+// of one Reaper that stops another does not wait either.
 func (r *Reaper) Stop(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", sched.ErrInvalid)
