@@ -29,6 +29,7 @@ func TestReapOfAnInspectorNotMadeIsAnError(t *testing.T) {
 		}()
 	}
 	s := must.New(t, sched.Config{Logger: quiet})
+	//lint:ignore SA1012 the nil context is the bad input under test
 	if _, err := s.Inspector().Reap(nil, time.Now(), 0); !errors.Is(err, sched.ErrInvalid) {
 		t.Errorf("Reap with a nil context = %v, want ErrInvalid", err)
 	}
