@@ -61,24 +61,9 @@ func TestAnErrorWhoseErrorMethodFaultsFailsItsRun(t *testing.T) {
 					return nil
 				},
 			})
-			id := must.Add(t, q, 1)
-			must.Add(t, q, 2)
-			for range 2 {
-				select {
-				case <-ran:
-				case <-time.After(10 * time.Second):
-					t.Fatal("a job did not run")
-				}
-			}
-			if err := s.Stop(context.Background()); err != nil { // waits for the runs to settle
-				t.Fatal(err)
-			}
+			e := runOneAndTwo(t, s, q, ran)
 			if c := must.Counts(t, q); c.Failed != 1 || c.Succeeded != 1 {
 				t.Fatalf("counts %+v, want one failed and one succeeded", c)
-			}
-			e, err := q.Get(context.Background(), id)
-			if err != nil {
-				t.Fatal(err)
 			}
 			if e.State != sched.StateFailed || len(e.Errors) != 1 {
 				t.Fatalf("entry %v with errors %+v, want failed with one error", e.State, e.Errors)
@@ -283,22 +268,35 @@ func TestAnErrorThatWrapsItselfFailsItsRun(t *testing.T) {
 			if err := s.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			id := must.Add(t, q, 1)
-			must.Add(t, q, 2)
-			for range 2 {
-				select {
-				case <-ran:
-				case <-time.After(10 * time.Second):
-					t.Fatal("a job did not run: the worker is stuck classifying")
-				}
-			}
-			if err := s.Stop(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			e, err := q.Get(context.Background(), id)
-			if err != nil || e.State != sched.StateFailed || len(e.Errors) != 1 || !strings.Contains(e.Errors[0].Message, "wraps more than") {
-				t.Fatalf("entry %v with errors %+v (%v), want failed, not classified", e.State, e.Errors, err)
+			e := runOneAndTwo(t, s, q, ran)
+			if e.State != sched.StateFailed || len(e.Errors) != 1 || !strings.Contains(e.Errors[0].Message, "wraps more than") {
+				t.Fatalf("entry %v with errors %+v, want failed, not classified", e.State, e.Errors)
 			}
 		})
 	}
+}
+
+// runOneAndTwo adds jobs 1 and 2 to q, whose handler sends each payload it
+// runs on ran, waits for both to run (the test fails if one has not run
+// 10 s on: a worker stuck), stops s, which waits for the runs to settle,
+// and returns the entry of job 1.
+func runOneAndTwo(t *testing.T, s *sched.Scheduler, q *sched.Queue[int, int], ran <-chan int) sched.Entry[int, int] {
+	t.Helper()
+	id := must.Add(t, q, 1)
+	must.Add(t, q, 2)
+	for range 2 {
+		select {
+		case <-ran:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a job did not run 10 s on: its worker is stuck")
+		}
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e, err := q.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
