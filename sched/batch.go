@@ -134,9 +134,9 @@ func (b *batch[T, K]) run() (abandoned bool) {
 			// Not the handler, nor its error's methods (which fail the
 			// run, below, as the handler's Goexit does): a dependency
 			// (the backend's Start or Settle, a metric, the Clock)
-			// ended the goroutine. The queue
-			// is left alone for a second, so that one that does so every
-			// time does not have workers respawned in a hot loop.
+			// ended the goroutine. The queue is left alone for a
+			// second, so that one that does so every time does not have
+			// workers respawned in a hot loop.
 			faults = append(faults, fault{"a dependency ended the worker's goroutine", &scope.PanicError{Value: exitValue(nil), Stack: debug.Stack()}})
 		}
 		var (
