@@ -51,6 +51,8 @@
 //
 //	{"queue":["mail"],"state":["failed"],"prefix":"user-","from":"…","to":"…","reset":true}
 //
+// with each field at most once and by its exact (lower-case) name.
+//
 // For example:
 //
 //	curl 'localhost:8080/jobs/entries?queue=mail&state=failed&limit=50&payloads=true'

@@ -1,6 +1,7 @@
 package schedhttp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -177,6 +178,13 @@ func (p params) filter() (sched.Query, error) {
 	if q.To, err = p.time(pTo); err != nil {
 		return q, err
 	}
+	if _, given := p[pTo]; given && q.To.IsZero() {
+		// sched.Query reads a zero To as no bound, which would select
+		// every entry where the client asked for those enqueued before
+		// the year 1: none. The instant just before it selects what was
+		// asked for, and counts as a filter for a write.
+		q.To = q.To.Add(-time.Nanosecond)
+	}
 	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
 		return q, bad("%s %s is before %s %s", pTo, q.To.Format(time.RFC3339Nano), pFrom, q.From.Format(time.RFC3339Nano))
 	}
@@ -258,8 +266,15 @@ func writeParams(r *http.Request, allowed []string) (params, error) {
 	if err != nil || mt != "application/json" {
 		return nil, &badRequest{http.StatusUnsupportedMediaType, "a body must be JSON (Content-Type: application/json)"}
 	}
+	data, err := io.ReadAll(r.Body) // at most MaxBody: r.Body is a MaxBytesReader
+	if err != nil {
+		return nil, bodyError(err)
+	}
+	if err := checkFields(data); err != nil {
+		return nil, err
+	}
 	var b filterBody
-	dec := json.NewDecoder(r.Body)
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
 		return nil, bodyError(err)
@@ -295,4 +310,40 @@ func bodyError(err error) error {
 		return &badRequest{http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", mb.Limit)}
 	}
 	return bad("malformed JSON body: %v", err)
+}
+
+// bodyFields are the names of filterBody's fields in JSON.
+var bodyFields = []string{pQueue, pState, pPrefix, pFrom, pTo, pReset}
+
+// checkFields refuses a JSON body whose object names a field twice or by
+// other than its exact name. encoding/json would take the last of repeated
+// fields and match names regardless of case ("Queue", "QUEUE", even
+// "ſtate" for state), so that {"queue":["a"],"queue":["b"]} would delete
+// from b alone, silently, and a body could use names the query string
+// refuses. Anything else malformed is left to the decoder to report.
+func checkFields(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		name, _ := tok.(string)
+		switch {
+		case !slices.Contains(bodyFields, name):
+			return bad("malformed JSON body: unknown field %q (fields: %s)", name, strings.Join(bodyFields, ", "))
+		case seen[name]:
+			return bad("malformed JSON body: field %q given more than once", name)
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
 }
