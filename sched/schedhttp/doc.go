@@ -103,7 +103,9 @@
 //	     deleting a running one, disabling a final one)
 //	413  a body larger than Options.MaxBody (not read past it)
 //	415  a body that is not application/json
-//	503  the scheduler was stopped, or the request was cancelled
+//	503  the request was cancelled, or the scheduler refused a call as
+//	     stopped (sched.ErrStopped; its Inspector, which the routes
+//	     use, still reads and writes entries after Stop)
 //	500  anything else
 //
 // A write by filter that fails part way says how far it got:
