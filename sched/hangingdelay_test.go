@@ -16,32 +16,50 @@ import (
 // A retry policy's Delay that hangs holds its worker, as a hung handler
 // does, and nothing else: StopAndCancel still returns when its context
 // ends, abandoning the run (which goes back to pending), and the worker's
-// goroutine ends once the Delay returns. It runs in real time: a
-// StopAndCancel blocked on the batch's lock is not durably blocked, so a
-// synctest bubble would not move its clock.
+// goroutine ends once the Delay returns. So it does for a handler that
+// ends its goroutine (runtime.Goexit), whose run is classified on the
+// worker's way out, before the batch's lock is taken (from mutation
+// testing: this case kills classifying under the lock there). It runs in
+// real time: a StopAndCancel blocked on the batch's lock is not durably
+// blocked, so a synctest bubble would not move its clock.
 func TestAHangingDelayLetsStopAndCancelReturn(t *testing.T) {
 	t.Parallel()
-	entered, release := make(chan struct{}), make(chan struct{})
-	defer close(release)
-	s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
-	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
-		Retry: &sched.RetryPolicy{MaxRetries: 1, Delay: func(int, error) time.Duration {
-			close(entered)
-			<-release
-			return time.Hour
-		}},
-		Handler: func(context.Context, *sched.Job[int, int]) error { return errors.New("fails") },
-	})
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	must.Add(t, q, 1)
-	<-entered
-	if err := stopAndCancelSoon(t, s); !errors.Is(err, sched.ErrAbandoned) {
-		t.Errorf("StopAndCancel = %v, want ErrAbandoned", err)
-	}
-	if c := must.Counts(t, q); c.Pending != 1 {
-		t.Errorf("counts %+v, want the abandoned run back in pending", c)
+	for name, handler := range map[string]func(context.Context, *sched.Job[int, int]) error{
+		"the handler fails": func(context.Context, *sched.Job[int, int]) error { return errors.New("fails") },
+		"the handler calls Goexit": func(context.Context, *sched.Job[int, int]) error {
+			runtime.Goexit()
+			return nil
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			entered, release := make(chan struct{}), make(chan struct{})
+			defer close(release)
+			s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
+			q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+				Retry: &sched.RetryPolicy{MaxRetries: 1, Delay: func(int, error) time.Duration {
+					close(entered)
+					<-release
+					return time.Hour
+				}},
+				Handler: handler,
+			})
+			if err := s.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			must.Add(t, q, 1)
+			select {
+			case <-entered:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the failed run was not classified as a retry")
+			}
+			if err := stopAndCancelSoon(t, s); !errors.Is(err, sched.ErrAbandoned) {
+				t.Errorf("StopAndCancel = %v, want ErrAbandoned", err)
+			}
+			if c := must.Counts(t, q); c.Pending != 1 {
+				t.Errorf("counts %+v, want the abandoned run back in pending", c)
+			}
+		})
 	}
 }
 
