@@ -6,6 +6,8 @@ import (
 	"math"
 	"runtime"
 	"time"
+
+	"github.com/jobkit/jobkit/internal/sat"
 )
 
 // StalePolicy says what the Governor does while its reading is stale: when the
@@ -195,8 +197,5 @@ func (c Config) withDefaults() (Config, error) {
 // and 2·Interval, the lateness of a sample, to -2ns: the reading went stale
 // as soon as it was taken.
 func times(n int64, d time.Duration) time.Duration {
-	if d > math.MaxInt64/time.Duration(n) {
-		return math.MaxInt64
-	}
-	return time.Duration(n) * d
+	return time.Duration(sat.Mul(n, int64(d)))
 }

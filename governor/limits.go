@@ -3,6 +3,8 @@ package governor
 import (
 	"fmt"
 	"math"
+
+	"github.com/jobkit/jobkit/internal/sat"
 )
 
 // checkReading returns an error wrapping ErrInvalidReading if r has a CPU
@@ -111,22 +113,11 @@ func (g *Governor) roomsLocked() (mem, cpu int64) {
 		if c.MaxMemoryPercent < 100 {
 			room = min(room, float64(r.MemoryLimit)*c.MaxMemoryPercent/100-float64(r.MemoryUsed))
 		}
-		mem = satInt64(room)
+		// Saturated, as memCeilOf saturates the ceiling: rooms of 2⁶³
+		// bytes or more (a memory limit of math.MaxUint64 for none) are
+		// math.MaxInt64, so that a Weight of math.MaxInt64 bytes, valid
+		// under such a limit, fits the room it leaves.
+		mem = sat.FromFloat(room)
 	}
 	return mem, cpu
-}
-
-// satInt64 converts x, not NaN, to an int64, saturated at the ends of its
-// range: Go leaves the conversion of a float outside it undefined. Rooms
-// and ceilings of 2⁶³ bytes or more (a memory limit of math.MaxUint64 for
-// none) are math.MaxInt64, so that a Weight of math.MaxInt64 bytes, valid
-// under such a limit, fits the room it leaves.
-func satInt64(x float64) int64 {
-	switch {
-	case x >= 1<<63:
-		return math.MaxInt64
-	case x < -1<<63:
-		return math.MinInt64
-	}
-	return int64(x)
 }

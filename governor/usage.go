@@ -1,11 +1,11 @@
 package governor
 
 import (
-	"math"
-	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jobkit/jobkit/internal/sat"
 )
 
 // usageBuckets is the number of buckets a usage window is divided into. Usage
@@ -44,7 +44,7 @@ func (u *usage) init(window time.Duration, nowFunc func() time.Time) {
 	u.width = max(int64(window)/usageBuckets, 1)
 	// Saturated: for a window near math.MaxInt64 ("for ever") the product
 	// wrapped around to a negative span, and no slot-time was counted.
-	u.span = satMul(u.width, usageBuckets+1)
+	u.span = sat.Mul(u.width, usageBuckets+1)
 	u.nowFunc = nowFunc
 	u.epoch = nowFunc()
 }
@@ -110,27 +110,10 @@ func (u *usage) advanceLocked(a *account, now int64) {
 		if a.ids[i] != id {
 			a.ids[i], a.sums[i] = id, 0
 		}
-		a.sums[i] = satAdd(a.sums[i], satMul(a.held, end-from))
+		a.sums[i] = sat.Add(a.sums[i], sat.Mul(a.held, end-from))
 		from = end
 	}
 	a.last = now
-}
-
-// satAdd returns a + b for a, b ≥ 0, saturated at math.MaxInt64.
-func satAdd(a, b int64) int64 {
-	if s := a + b; s >= a {
-		return s
-	}
-	return math.MaxInt64
-}
-
-// satMul returns a × b for a, b ≥ 0, saturated at math.MaxInt64.
-func satMul(a, b int64) int64 {
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	if hi != 0 || lo > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(lo)
 }
 
 // Usage returns the slot-time charged to key over the last Config.UsageWindow
@@ -173,11 +156,11 @@ func (g *Governor) Usage(key string) time.Duration {
 	for i, id := range a.ids {
 		switch {
 		case id > oldest:
-			sum = satAdd(sum, a.sums[i])
+			sum = sat.Add(sum, a.sums[i])
 		case id == oldest:
 			// Converted saturated: a saturated sum times a whole
 			// bucket is 2⁶³, past the int64 range.
-			sum = satAdd(sum, satInt64(float64(a.sums[i])*float64(inside)/float64(u.width)))
+			sum = sat.Add(sum, sat.FromFloat(float64(a.sums[i])*float64(inside)/float64(u.width)))
 		}
 	}
 	return time.Duration(sum)
@@ -193,7 +176,7 @@ func (u *usage) sweep(t time.Time) {
 		return
 	}
 	idle := u.span
-	u.nextSweep = satAdd(now, idle/4)
+	u.nextSweep = sat.Add(now, idle/4)
 	u.accounts.Range(func(key, v any) bool {
 		a := v.(*account)
 		a.mu.Lock()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/jobkit/jobkit/internal/sat"
 )
 
 // waiter is one blocked Acquire call.
@@ -133,7 +135,7 @@ func (g *Governor) memCeilOf(r Reading) int64 {
 	if c.MaxMemoryPercent < 100 {
 		ceil = min(ceil, float64(r.MemoryLimit)*c.MaxMemoryPercent/100)
 	}
-	return satInt64(ceil) // as roomsLocked does the room, which must reach it
+	return sat.FromFloat(ceil) // as roomsLocked does the room, which must reach it
 }
 
 // dequeueLocked removes e from the queue and returns its waiter.

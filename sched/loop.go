@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/jobkit/jobkit/internal/sat"
+
 	"github.com/jobkit/jobkit/governor"
 	"github.com/jobkit/jobkit/scope"
 )
@@ -255,11 +257,8 @@ func (q *queueBase) ready(n int64) (bool, int64) {
 			// Saturated: at a rate of 1e-300 a second the wait does not
 			// fit a Duration, and converting it wrapped around to a wait
 			// of 1 ns, a hot loop.
-			wait := time.Duration(math.MaxInt64)
-			if w := (1 - tokens) / float64(lim.Limit()) * float64(time.Second); w < float64(math.MaxInt64) {
-				wait = max(time.Duration(w), 1)
-			}
-			return false, addNanos(n, wait)
+			wait := time.Duration(sat.FromFloat((1 - tokens) / float64(lim.Limit()) * float64(time.Second)))
+			return false, addNanos(n, max(wait, 1))
 		}
 	}
 	return true, 0
@@ -276,11 +275,8 @@ func (q *queueBase) blocked(n int64) bool {
 // estimate is the slot-time a batch of q is charged when it is picked. It
 // needs the scheduler's mu.
 func (q *queueBase) estimate() time.Duration {
-	avg := max(q.avgRun, minRunCost)
-	if avg > math.MaxInt64/time.Duration(q.batch) {
-		return math.MaxInt64 // saturated: a negative charge would invert fairness
-	}
-	return time.Duration(q.batch) * avg
+	// Saturated: a negative charge would invert fairness.
+	return time.Duration(sat.Mul(int64(q.batch), int64(max(q.avgRun, minRunCost))))
 }
 
 // charge corrects q's virtual time once a batch charged charged at its pick

@@ -3,6 +3,8 @@ package sched
 import (
 	"math"
 	"time"
+
+	"github.com/jobkit/jobkit/internal/sat"
 )
 
 // The scheduler and Memory keep instants as int64 nanoseconds, which cost
@@ -77,25 +79,7 @@ func (e *epoch) timeOrZero(ns int64) time.Time {
 }
 
 // addNanos returns n + d, saturated to the int64 range.
-func addNanos(n int64, d time.Duration) int64 {
-	s := n + int64(d)
-	switch {
-	case d > 0 && s < n:
-		return math.MaxInt64
-	case d < 0 && s > n:
-		return math.MinInt64
-	}
-	return s
-}
+func addNanos(n int64, d time.Duration) int64 { return sat.Add(n, int64(d)) }
 
 // subNanos returns a − b as a Duration, saturated.
-func subNanos(a, b int64) time.Duration {
-	d := a - b
-	switch {
-	case b < 0 && d < a:
-		return math.MaxInt64
-	case b > 0 && d > a:
-		return math.MinInt64
-	}
-	return time.Duration(d)
-}
+func subNanos(a, b int64) time.Duration { return time.Duration(sat.Sub(a, b)) }
