@@ -11,7 +11,7 @@ import (
 
 // A key that holds math.MaxInt32 slots for a minute, twice, is charged the
 // longest Duration: a saturated sum plus more stays saturated. (Review:
-// kills satAdd adding without saturation; TestUsageSaturates holds once,
+// kills sat.Add adding without saturation; TestUsageSaturates holds once,
 // so that no sum is added to a saturated one.)
 func TestUsageStaysSaturated(t *testing.T) {
 	t.Parallel()
@@ -36,7 +36,7 @@ func TestUsageStaysSaturated(t *testing.T) {
 }
 
 // Under a memory limit and room between 2⁶³ and 2⁶⁴ bytes, a Weight of
-// math.MaxInt64 bytes is valid and fits. (From mutation testing: kills satInt64 leaving
+// math.MaxInt64 bytes is valid and fits. (From mutation testing: kills sat.FromFloat leaving
 // floats from 2⁶³ to 2⁶⁴ to the undefined conversion, which gives
 // math.MinInt64 on amd64; TestMemoryWeightsAtTheEndOfTheRange uses
 // math.MaxUint64, which is 2⁶⁴ as a float.)
