@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/governor"
+	"github.com/jobkit/jobkit/internal/errchain"
 	"github.com/jobkit/jobkit/scope"
 )
 
@@ -679,13 +680,13 @@ func (q *Queue[T, K]) faulted(c *Claim[T, K], err error, end time.Time) Outcome 
 // outcome isolates.
 func (q *Queue[T, K]) classify(c *Claim[T, K], err error, start, end time.Time) Outcome {
 	o := Outcome{Finished: end}
-	if longChain(err, maxErrChain) {
+	if errchain.Long(err, errchain.Max) {
 		// errors.As would walk it for ever, on a goroutine that burns a
 		// core and holds the worker; and its Error, if it formats what
 		// it wraps, would overflow the stack, which nothing recovers.
 		o.Kind = OutcomeFailed
 		o.Err = &RunError{Attempt: c.Attempts + 1, At: end, Type: fmt.Sprintf("%T", err),
-			Message: fmt.Sprintf("the handler's error wraps more than %d errors (a cycle?): not classified, not retried", maxErrChain)}
+			Message: fmt.Sprintf("the handler's error wraps more than %d errors (a cycle?): not classified, not retried", errchain.Max)}
 		return o
 	}
 	var (
@@ -727,41 +728,6 @@ func (q *Queue[T, K]) classify(c *Claim[T, K], err error, start, end time.Time) 
 	}
 	o.Kind, o.At = OutcomeRetry, start.Add(d)
 	return o
-}
-
-// maxErrChain is the most errors a handler's error may wrap, all told, to
-// be classified: far more than any real chain, few enough to walk at once.
-const maxErrChain = 1000
-
-// longChain reports whether err wraps more than n errors in all, counting
-// as errors.As visits them (depth first, through Unwrap() error and
-// Unwrap() []error); a chain that wraps itself is endless. It stops
-// counting at n.
-func longChain(err error, n int) bool {
-	seen := 0
-	var walk func(error) bool
-	walk = func(e error) bool {
-		for e != nil {
-			if seen++; seen > n {
-				return true
-			}
-			switch u := e.(type) {
-			case interface{ Unwrap() error }:
-				e = u.Unwrap()
-			case interface{ Unwrap() []error }:
-				for _, x := range u.Unwrap() {
-					if walk(x) {
-						return true
-					}
-				}
-				return false
-			default:
-				return false
-			}
-		}
-		return false
-	}
-	return walk(err)
 }
 
 // runError describes err, the failure of the run of c that ended at end.

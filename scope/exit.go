@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/jobkit/jobkit/internal/errchain"
 )
 
 // Kind says how a scope ended.
@@ -107,9 +109,18 @@ func (e Exit) String() string {
 // that is or wraps ctx's error or cause, once ctx is done, is an interruption
 // carrying the cause; any other error is a failure. A nil *PanicError
 // carries no panic: it is a failure.
+//
+// An error that wraps more than a thousand errors in all, or wraps itself
+// (its Unwrap returns it, or an error that wraps it), is a failure: its
+// chain is not searched, since errors.Is and errors.As would walk a cycle
+// for ever. ExitOf calls err's Unwrap, Is and As methods, and lets a panic
+// of theirs through (Run and Call recover it as a panic of f).
 func ExitOf(ctx context.Context, err error) Exit {
 	if err == nil {
 		return Exit{}
+	}
+	if errchain.Long(err, errchain.Max) {
+		return Exit{kind: KindFailure, err: err}
 	}
 	var p *PanicError
 	if errors.As(err, &p) && p != nil {

@@ -1,0 +1,42 @@
+// Package errchain guards the walks of errors.Is and errors.As over an
+// error that is the user's: an error whose Unwrap returns itself (or one
+// of the errors that wrap it) makes both loop for ever, so a library that
+// searches a user's error first checks that its chain ends (Long).
+package errchain
+
+// Max is the most errors an error may wrap, all told, for jobkit to search
+// its chain: far more than any real chain, few enough to walk at once.
+const Max = 1000
+
+// Long reports whether err wraps more than n errors in all, counting as
+// errors.Is and errors.As visit them (depth first, through Unwrap() error
+// and Unwrap() []error); a chain that wraps itself is endless. It stops
+// counting at n, so it costs at most n calls of Unwrap. It calls nothing
+// but err's Unwrap methods, which may panic: that is the caller's to
+// recover.
+func Long(err error, n int) bool {
+	seen := 0
+	var walk func(error) bool
+	walk = func(e error) bool {
+		for e != nil {
+			if seen++; seen > n {
+				return true
+			}
+			switch u := e.(type) {
+			case interface{ Unwrap() error }:
+				e = u.Unwrap()
+			case interface{ Unwrap() []error }:
+				for _, x := range u.Unwrap() {
+					if walk(x) {
+						return true
+					}
+				}
+				return false
+			default:
+				return false
+			}
+		}
+		return false
+	}
+	return walk(err)
+}
