@@ -278,7 +278,7 @@ func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
 	if err := q.backend.Start(b.ctx, c, now, lease); err != nil {
 		// stale (rescued) or disabled meanwhile: the scope's close puts it
 		// back
-		if !errors.Is(err, ErrStale) && !errors.Is(err, ErrWrongState) {
+		if !errchain.Is(err, ErrStale) && !errchain.Is(err, ErrWrongState) {
 			s.warn("backend Start failed", q.name, err)
 		}
 		return true, false
@@ -419,7 +419,7 @@ func (b *batch[T, K]) settleAs(c *Claim[T, K], o Outcome) {
 		q.inflight.Add(-1)
 		b.settled++
 	}()
-	if err := q.backend.Settle(b.ctx, c, o); err != nil && !errors.Is(err, ErrStale) {
+	if err := q.backend.Settle(b.ctx, c, o); err != nil && !errchain.Is(err, ErrStale) {
 		q.s.warn("backend Settle failed", q.name, err)
 	}
 }
@@ -626,7 +626,7 @@ func (b *batch[T, K]) renew(now time.Time) {
 	until := now.Add(q.lease)
 	for i := range b.claims {
 		if c := &b.claims[i]; !b.gone[i] && i >= b.cur {
-			if err := q.call("Renew", func() error { return q.backend.Renew(b.ctx, c.ID, c.Gen, until) }); err != nil && !errors.Is(err, ErrStale) {
+			if err := q.call("Renew", func() error { return q.backend.Renew(b.ctx, c.ID, c.Gen, until) }); err != nil && !errchain.Is(err, ErrStale) {
 				s := q.s
 				s.warn("backend Renew failed", q.name, err)
 			}

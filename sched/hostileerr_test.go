@@ -300,3 +300,55 @@ func runOneAndTwo(t *testing.T, s *sched.Scheduler, q *sched.Queue[int, int], ra
 	}
 	return e
 }
+
+// cyclingBackend is a backend whose Start, the first time for each entry,
+// fails without starting it, and whose Settle settles and then fails, each
+// with an error that wraps itself.
+type cyclingBackend struct {
+	sched.Backend[int, int]
+	failed  map[sched.ID]bool // guarded by the one worker
+	settles atomic.Int64
+}
+
+func (b *cyclingBackend) Start(ctx context.Context, c *sched.Claim[int, int], now, leaseUntil time.Time) error {
+	if !b.failed[c.ID] {
+		b.failed[c.ID] = true
+		return &cycleErr{}
+	}
+	return b.Backend.Start(ctx, c, now, leaseUntil)
+}
+
+func (b *cyclingBackend) Settle(ctx context.Context, c *sched.Claim[int, int], o sched.Outcome) error {
+	if err := b.Backend.Settle(ctx, c, o); err != nil {
+		return err
+	}
+	b.settles.Add(1)
+	return &cycleErr{}
+}
+
+// A custom backend's error that wraps itself is not searched for ErrStale:
+// the entry whose Start failed runs later, the run whose Settle failed is
+// settled, and the worker goes on. Before, errors.Is walked the cycle for
+// ever on the worker, under the batch's lock.
+func TestABackendErrorThatWrapsItselfStrandsNothing(t *testing.T) {
+	t.Parallel()
+	s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
+	b := &cyclingBackend{Backend: sched.NewMemory[int, int](), failed: make(map[sched.ID]bool)}
+	ran := make(chan int, 2)
+	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+		Backend: b,
+		Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+			ran <- j.Payload
+			return nil
+		},
+	})
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if e := runOneAndTwo(t, s, q, ran); e.State != sched.StateSucceeded {
+		t.Errorf("job 1 is %v, want succeeded", e.State)
+	}
+	if n := b.settles.Load(); n != 2 {
+		t.Errorf("%d runs settled, want 2", n)
+	}
+}

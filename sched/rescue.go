@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jobkit/jobkit/internal/errchain"
 )
 
 // Rescue describes one claim a reaper took back because its lease lapsed.
@@ -111,7 +113,7 @@ func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time, lives []l
 					Message: fmt.Sprintf("poisoned: its lease lapsed %d times", c.Rescues+1)}
 			}
 			if err := q.backend.Settle(ctx, c, o); err != nil {
-				if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
+				if errchain.Is(err, ErrStale) || errchain.Is(err, ErrNotFound) {
 					continue
 				}
 				return out, err

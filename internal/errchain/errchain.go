@@ -1,8 +1,11 @@
 // Package errchain guards the walks of errors.Is and errors.As over an
-// error that is the user's: an error whose Unwrap returns itself (or one
-// of the errors that wrap it) makes both loop for ever, so a library that
-// searches a user's error first checks that its chain ends (Long).
+// error that is the user's (a handler's, a custom backend's): an error
+// whose Unwrap returns itself (or one of the errors that wrap it) makes
+// both loop for ever, so jobkit checks that a user's error's chain ends
+// (Long) before it searches it.
 package errchain
+
+import "errors"
 
 // Max is the most errors an error may wrap, all told, for jobkit to search
 // its chain: far more than any real chain, few enough to walk at once.
@@ -39,4 +42,16 @@ func Long(err error, n int) bool {
 		return false
 	}
 	return walk(err)
+}
+
+// Is is errors.Is(err, target), but false at once for an error that wraps
+// more than Max errors or itself.
+func Is(err, target error) bool {
+	return err != nil && !Long(err, Max) && errors.Is(err, target)
+}
+
+// As is errors.As(err, target), but false at once for an error that wraps
+// more than Max errors or itself.
+func As(err error, target any) bool {
+	return err != nil && !Long(err, Max) && errors.As(err, target)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jobkit/jobkit/internal/errchain"
 	"github.com/jobkit/jobkit/sched"
 )
 
@@ -191,10 +192,13 @@ type errorBody struct {
 	Retried *int   `json:"retried,omitempty"`
 }
 
-// status returns the HTTP status of err.
+// status returns the HTTP status of err. An error that wraps itself (a
+// custom backend's) is not searched: errors.Is would walk it for ever.
 func status(err error) int {
 	var br *badRequest
 	switch {
+	case errchain.Long(err, errchain.Max):
+		return http.StatusInternalServerError
 	case errors.As(err, &br):
 		return br.status
 	case errors.Is(err, sched.ErrUnknownQueue), errors.Is(err, sched.ErrNotFound):
