@@ -22,8 +22,9 @@ const (
 // BenchmarkSched_Floor measures, per job, the work that every job of
 // BenchmarkSched_NoOp's sched-b64 does under the lock of its queue's
 // in-memory backend, in one goroutine and without the scheduler around it,
-// against pond's whole per-job cost in the same run (BenchmarkSched_NoOp's
-// first row), named
+// and the scheduler around a backend that does nearly nothing, against
+// pond's whole per-job cost in the same run (BenchmarkSched_NoOp's first
+// row), named
 //
 //	Sched_Floor/part=<part>
 //
@@ -40,12 +41,17 @@ const (
 //     Start, Settle, the scope's close): every call is under its one lock,
 //     so on any number of cores the backend serves jobs no faster than one
 //     per this time;
+//   - scheduler: the other side, the scheduler without its backend's
+//     work: BenchmarkSched_NoOp's first row for sched-b64 on a nullBackend
+//     (a FIFO under a lock, no duplicate check, no states, counts or
+//     retention), on all cores, as the row runs;
 //   - pond: BenchmarkSched_NoOp/workers=2×GOMAXPROCS/adds=during/p=1 for
 //     pond, the fastest pool.
 //
 // memory ÷ pond is a lower bound on BenchmarkSched_NoOp's sched ÷ pond
 // while the scheduler runs on this backend: the target of 1.5 needs it
-// below 1.5 first.
+// below 1.5 first. scheduler ÷ pond is a lower bound on it for any
+// backend: what the scheduler costs around a backend that does nothing.
 func BenchmarkSched_Floor(b *testing.B) {
 	b.Run("part=distinct", func(b *testing.B) {
 		type unit struct{ id int }
@@ -106,7 +112,19 @@ func BenchmarkSched_Floor(b *testing.B) {
 			}
 		})
 	})
+	b.Run("part=scheduler", func(b *testing.B) {
+		runNoOp(b, nullRunner(), 2*runtime.GOMAXPROCS(0), noopMode{producers: 1})
+	})
 	b.Run("part=pond", runPond)
+}
+
+// nullRunner is sched-b64 on a nullBackend: BenchmarkSched_Floor's
+// part=scheduler.
+func nullRunner() runnerFactory {
+	v := schedVariant{batch: floorBatch, keep: true, null: true}
+	return runnerFactory{name: "sched-null", holds: true, new: func(workers int, job func(int)) (jobRunner, error) {
+		return newSchedRunner[int](workers, v, nil, job)
+	}}
 }
 
 // floorRounds adds floorBacklog jobs with add, then times rounds until b.N

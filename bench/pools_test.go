@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -46,6 +47,9 @@ type schedVariant struct {
 	// keep: the default retention of succeeded entries (a minute, at most
 	// 1,000); otherwise none (Retention{}: deleted as they succeed).
 	keep bool
+	// null: the queue's backend is a nullBackend, which does nearly
+	// nothing (int keys only): BenchmarkSched_Floor/part=scheduler.
+	null bool
 }
 
 func (v schedVariant) name() string {
@@ -123,6 +127,13 @@ func newSchedRunner[K comparable](workers int, v schedVariant, key func(int) K, 
 	}
 	if !v.keep {
 		qc.Retention = &sched.Retention{}
+	}
+	if v.null {
+		b, ok := any(newNullBackend()).(sched.Backend[int, K])
+		if !ok {
+			return nil, errors.New("the null backend has int keys")
+		}
+		qc.Backend = b
 	}
 	q, err := sched.NewQueue(s, "noop", qc)
 	if err != nil {
