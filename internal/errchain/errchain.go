@@ -49,9 +49,3 @@ func Long(err error, n int) bool {
 func Is(err, target error) bool {
 	return err != nil && !Long(err, Max) && errors.Is(err, target)
 }
-
-// As is errors.As(err, target), but false at once for an error that wraps
-// more than Max errors or itself.
-func As(err error, target any) bool {
-	return err != nil && !Long(err, Max) && errors.As(err, target)
-}
