@@ -15,6 +15,7 @@ import (
 
 	"github.com/jobkit/jobkit/cron"
 	"github.com/jobkit/jobkit/internal/stack"
+	"github.com/jobkit/jobkit/internal/testkit"
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/scope"
 )
@@ -76,25 +77,6 @@ func exits(f func()) bool {
 	}()
 	<-done
 	return !returned
-}
-
-// within calls f on a goroutine of its own and fails the test if f has not
-// returned within ten seconds (an engine whose lock was left held, for
-// instance). It is for tests outside a synctest bubble.
-func within(t *testing.T, what string, f func()) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		t.Fatalf("%s did not return within ten seconds", what)
-	}
 }
 
 // checkNextExited checks that the job name was stopped by its schedule's
@@ -245,7 +227,7 @@ func TestEngine_ScheduleGoexitInCalls(t *testing.T) {
 	newEngine := func(t *testing.T) *cron.Engine {
 		e, err := cron.New(cron.Config{})
 		must(t, err)
-		t.Cleanup(func() { within(t, "Stop", func() { must(t, e.Stop(ctx)) }) })
+		t.Cleanup(func() { testkit.Within(t, "Stop", func() { must(t, e.Stop(ctx)) }) })
 		return e
 	}
 
@@ -264,7 +246,7 @@ func TestEngine_ScheduleGoexitInCalls(t *testing.T) {
 			if !exits(func() { _ = e.Register(ctx, "job", g, fn, c.opts...) }) {
 				t.Fatal("Register returned")
 			}
-			within(t, "Register", func() {
+			testkit.Within(t, "Register", func() {
 				if _, ok := e.Job("job"); ok {
 					t.Error("the job was registered")
 				}
@@ -281,7 +263,7 @@ func TestEngine_ScheduleGoexitInCalls(t *testing.T) {
 		if !exits(func() { _ = e.Update(ctx, "job", &goexitNext{s: hourly, from: 1}) }) {
 			t.Fatal("Update returned")
 		}
-		within(t, "Job", func() {
+		testkit.Within(t, "Job", func() {
 			if info, _ := e.Job("job"); info.Schedule != hourly || !info.Next.Equal(before.Next) || info.LastErr != nil {
 				t.Errorf("after the Update: Job = %+v", info)
 			}
@@ -299,7 +281,7 @@ func TestEngine_ScheduleGoexitInCalls(t *testing.T) {
 		if !exits(func() { _ = e.Resume(ctx, "job") }) {
 			t.Fatal("Resume returned")
 		}
-		within(t, "Job", func() {
+		testkit.Within(t, "Job", func() {
 			info, _ := e.Job("job")
 			if info.Paused || !info.Next.IsZero() || !nextExited(info.LastErr) {
 				t.Errorf("after the Resume: Job = %+v; want it resumed and stopped by its schedule", info)
@@ -409,11 +391,11 @@ func TestEngine_ClockGoexitAtRunEnd(t *testing.T) {
 		}
 		return nil
 	}))
-	within(t, "three more runs", func() { <-more })
+	testkit.Within(t, "three more runs", func() { <-more })
 	if n := clock.count(); n != 1 {
 		t.Errorf("the clock ended %d goroutines, want 1", n)
 	}
-	within(t, "Stop", func() { must(t, e.Stop(ctx)) })
+	testkit.Within(t, "Stop", func() { must(t, e.Stop(ctx)) })
 	if info, _ := e.Job("job"); info.Running || info.Runs < 4 || info.LastErr != nil {
 		t.Errorf("Job = %+v", info)
 	}
@@ -512,6 +494,6 @@ func TestEngine_ClockMayCallTheEngineAtRunEnd(t *testing.T) {
 		ran <- struct{}{}
 		return nil
 	}))
-	within(t, "two runs and a Job", func() { <-ran; <-ran; e.Job("job") })
-	within(t, "Stop", func() { must(t, e.Stop(ctx)); must(t, s.Stop(ctx)) })
+	testkit.Within(t, "two runs and a Job", func() { <-ran; <-ran; e.Job("job") })
+	testkit.Within(t, "Stop", func() { must(t, e.Stop(ctx)); must(t, s.Stop(ctx)) })
 }

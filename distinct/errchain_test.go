@@ -3,16 +3,10 @@ package distinct_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/jobkit/jobkit/distinct"
+	"github.com/jobkit/jobkit/internal/testkit"
 )
-
-// cycle is an error that wraps itself.
-type cycle struct{}
-
-func (e *cycle) Error() string { return "cycle" }
-func (e *cycle) Unwrap() error { return e }
 
 // A function given to Process or Work that returns an error wrapping
 // itself fails its batch, which goes back to the queue at its place, and
@@ -21,7 +15,7 @@ func (e *cycle) Unwrap() error { return e }
 // never returned, and the batch stayed in progress, its keys refused.
 func TestAnErrorThatWrapsItselfPutsTheBatchBack(t *testing.T) {
 	t.Parallel()
-	bad := &cycle{}
+	bad := &testkit.Cycle{}
 	for name, call := range map[string]func(q *distinct.Queue[string]) error{
 		"Process": func(q *distinct.Queue[string]) error {
 			return q.Process(context.Background(), 2, func(context.Context, []string) error { return bad })
@@ -34,15 +28,10 @@ func TestAnErrorThatWrapsItselfPutsTheBatchBack(t *testing.T) {
 			t.Parallel()
 			q := newQueue[string](t, distinct.Config{})
 			q.AddAll([]string{"a", "b", "c"})
-			returned := make(chan error, 1)
-			go func() { returned <- call(q) }()
-			select {
-			case err := <-returned:
-				if err != bad {
-					t.Errorf("%s returned %v, want the handler's error", name, err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatalf("%s did not return in 10 s: the error's chain was walked for ever", name)
+			var err error
+			testkit.Within(t, name, func() { err = call(q) })
+			if err != bad {
+				t.Errorf("%s returned %v, want the handler's error", name, err)
 			}
 			wantQueued(t, q, "a", "b", "c")
 			if q.Add("a") {

@@ -11,27 +11,12 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/governor"
+	"github.com/jobkit/jobkit/internal/testkit"
 )
 
 // forever is the longest time.Duration, which users write for "never" or
 // "for ever".
 const forever = time.Duration(math.MaxInt64)
-
-// within runs f and fails the test if it has not returned after ten seconds
-// of real time: a hot loop, or a synctest bubble that never settles.
-func within(t *testing.T, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("did not return within 10s")
-	}
-}
 
 // An Interval of centuries samples once and keeps that reading: it is not
 // stale an hour on, and the Governor admits under StaleRefuse. Intervals
@@ -128,7 +113,7 @@ func TestUsageAtTheEndOfTheDurationRange(t *testing.T) {
 	}
 	since.Store(int64(forever))
 	var usage time.Duration
-	within(t, func() {
+	testkit.Within(t, "the bubble", func() {
 		p.Release()
 		usage = g.Usage("k")
 	})

@@ -5,34 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
+	"github.com/jobkit/jobkit/internal/testkit"
 	"github.com/jobkit/jobkit/scope"
 )
-
-// cycle is an error that wraps itself: errors.Is and errors.As walk it for
-// ever.
-type cycle struct{}
-
-func (e *cycle) Error() string { return "cycle" }
-func (e *cycle) Unwrap() error { return e }
-
-// within calls f on a goroutine of its own and fails the test if f has
-// not returned 10 s on (it spins for ever on the old code; the goroutine is
-// then left spinning, and goleak reports it too).
-func within(t *testing.T, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("did not return in 10 s: the error's chain was walked for ever")
-	}
-}
 
 // An error that wraps itself, or more than a thousand errors, is a
 // failure: its chain is not searched for a panic or the context's error.
@@ -48,8 +24,8 @@ func TestAnErrorThatWrapsItselfIsAFailure(t *testing.T) {
 		long = fmt.Errorf("wrap: %w", long)
 	}
 	for name, bad := range map[string]error{
-		"cycle":                       &cycle{},
-		"cycle in a join":             errors.Join(context.Canceled, &cycle{}),
+		"cycle":                       &testkit.Cycle{},
+		"cycle in a join":             errors.Join(context.Canceled, &testkit.Cycle{}),
 		"a chain of 5,000 (canceled)": long,
 	} {
 		for _, ctx := range []context.Context{context.Background(), cancelled} {
@@ -61,15 +37,15 @@ func TestAnErrorThatWrapsItselfIsAFailure(t *testing.T) {
 						t.Errorf("%s: exit %v with error %T, want a failure with the error itself", how, e.Kind(), e.Err())
 					}
 				}
-				within(t, func() { check("ExitOf", scope.ExitOf(ctx, bad)) })
-				within(t, func() {
+				testkit.Within(t, "ExitOf", func() { check("ExitOf", scope.ExitOf(ctx, bad)) })
+				testkit.Within(t, "Call", func() {
 					e, err := scope.Call(ctx, func(context.Context) error { return bad })
 					check("Call", e)
 					if err != bad {
 						t.Errorf("Call returned %T, want the error", err)
 					}
 				})
-				within(t, func() {
+				testkit.Within(t, "Run", func() {
 					var saw scope.Exit
 					err := scope.Run(ctx, func(_ context.Context, s *scope.Scope) error {
 						s.Defer(func(e scope.Exit) error { saw = e; return nil })

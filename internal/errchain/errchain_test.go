@@ -4,13 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/jobkit/jobkit/internal/testkit"
 )
-
-// self wraps itself.
-type self struct{}
-
-func (e *self) Error() string { return "self" }
-func (e *self) Unwrap() error { return e }
 
 // chain returns a chain of n errors: n−1 wraps around a root.
 func chain(n int) error {
@@ -37,9 +33,9 @@ func TestLong(t *testing.T) {
 		{"a join counts itself and every branch", errors.Join(half, half), 13, false},
 		{"a join past n", errors.Join(half, half), 12, true},
 		{"a nil in a join", errors.Join(nil, chain(3)), 4, false},
-		{"a cycle", &self{}, Max, true},
-		{"a cycle in a join's second branch", errors.Join(errors.New("fine"), &self{}), Max, true},
-		{"a cycle under a wrap", fmt.Errorf("w: %w", &self{}), Max, true},
+		{"a cycle", &testkit.Cycle{}, Max, true},
+		{"a cycle in a join's second branch", errors.Join(errors.New("fine"), &testkit.Cycle{}), Max, true},
+		{"a cycle under a wrap", fmt.Errorf("w: %w", &testkit.Cycle{}), Max, true},
 	} {
 		if got := Long(c.err, c.n); got != c.want {
 			t.Errorf("%s: Long(err, %d) = %v, want %v", c.name, c.n, got, c.want)
@@ -50,7 +46,7 @@ func TestLong(t *testing.T) {
 func TestIs(t *testing.T) {
 	target := errors.New("target")
 	wrapped := fmt.Errorf("w: %w", target)
-	if !Is(wrapped, target) || Is(nil, target) || Is(errors.Join(target, &self{}), target) {
+	if !Is(wrapped, target) || Is(nil, target) || Is(errors.Join(target, &testkit.Cycle{}), target) {
 		t.Error("Is: want true for a short chain holding target, false for nil and for a cycle")
 	}
 }
