@@ -122,6 +122,11 @@
 //
 //   - Runs of one job never overlap: the next run is planned only when the
 //     run in progress has ended.
+//   - A run is never taken for a stuck one: its lease is renewed while it
+//     runs (sched's AutoRenew), since a Func has no Job to heartbeat with,
+//     so a recovery reaper on a shared scheduler leaves a long run alone.
+//     A Func that hangs holds its job, as it holds Stop: give runs a
+//     deadline of their own (context.WithTimeout in the Func).
 //   - There is no goroutine and no timer per job: the scheduler's delay heap,
 //     loops and workers serve all jobs. 10,000 jobs on a scheduler with 16
 //     workers run on its 19 goroutines, as 100 jobs do (TestEngine_Scale).

@@ -149,7 +149,11 @@ func New(cfg Config) (*Engine, error) {
 		Handler: e.handle,
 		// A run of a cron job is one entry run: runs due together go to
 		// different workers instead of waiting in one worker's batch.
-		BatchSize:      1,
+		BatchSize: 1,
+		// A Func gets no Job to heartbeat with: its run's lease is
+		// renewed while it runs, so that a reaper on the same scheduler
+		// does not take a long run for a stuck one.
+		AutoRenew:      true,
 		MaxConcurrency: cfg.MaxConcurrency,
 		// The engine never returns a failure to the queue (a job's
 		// error is recorded, and its retries are the engine's): the
