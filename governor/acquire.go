@@ -139,6 +139,9 @@ func (g *Governor) Acquire(ctx context.Context, key string, w Weight) (Permit, e
 	if g.table == nil {
 		return Permit{}, errNotMade
 	}
+	if ctx == nil {
+		return Permit{}, errNilCtx
+	}
 	c, ok := g.cost(w)
 	if !ok {
 		return Permit{}, g.invalidWeight(w)

@@ -6,7 +6,9 @@ import (
 )
 
 var (
-	// ErrInvalidConfig is wrapped by the errors New returns for a Config it rejects.
+	// ErrInvalidConfig is wrapped by the errors New returns for a Config it
+	// rejects, and by those of Start, Acquire and Stop for a Governor not
+	// made by New or a nil context.
 	ErrInvalidConfig = errors.New("governor: invalid config")
 	// ErrInvalidWeight is returned by Acquire for a Weight that could never be
 	// granted: negative, not a number, or more slots than the Governor has.
@@ -27,6 +29,9 @@ var (
 	// errNotMade is returned by Start and Acquire, and held by Snapshot.Err,
 	// for a Governor not made by New.
 	errNotMade = fmt.Errorf("%w: a Governor not made by New", ErrInvalidConfig)
+
+	// errNilCtx is returned by Start, Acquire and Stop for a nil context.
+	errNilCtx = fmt.Errorf("%w: nil context", ErrInvalidConfig)
 )
 
 // PanicError is the error of a sample whose Sampler panicked. The Governor

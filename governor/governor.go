@@ -116,6 +116,9 @@ func (g *Governor) Start(ctx context.Context) error {
 	if g.table == nil { // its sampling goroutine would crash the process
 		return errNotMade
 	}
+	if ctx == nil {
+		return errNilCtx
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -156,6 +159,9 @@ func (g *Governor) Start(ctx context.Context) error {
 // goroutine by the functions on its stack, not by Governor: a Sampler of
 // one Governor that stops another does not wait either.
 func (g *Governor) Stop(ctx context.Context) error {
+	if ctx == nil {
+		return errNilCtx
+	}
 	g.life.Lock()
 	g.mu.Lock()
 	if !g.isStopped {

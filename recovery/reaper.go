@@ -300,9 +300,14 @@ func (r *Reaper) loop(ctx context.Context, done chan<- struct{}) {
 
 // Look does what the reaper does once an Interval, at once: it rescues the
 // lapsed runs and raises alerts. The reaper's goroutine calls it; a test or
-// an operator tool may too. It does nothing on a Reaper not made by New.
+// an operator tool may too. It does nothing on a Reaper not made by New,
+// nor with a nil context, which it logs as an error.
 func (r *Reaper) Look(ctx context.Context) {
 	if r.s == nil {
+		return
+	}
+	if ctx == nil {
+		r.log(slog.LevelError, "recovery: Look called with a nil context: nothing done")
 		return
 	}
 	now := r.s.Clock().Now()
