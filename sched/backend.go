@@ -23,7 +23,7 @@ import (
 // The contract, in short:
 //   - Keys: at most one live entry (delayed, pending, awaiting, running)
 //     per key; Add of a key with a live entry adds nothing and returns that
-//     entry's ID. With Options.BlockFailed a failed entry blocks its key too.
+//     entry's ID. With QueueInfo.BlockFailed a failed entry blocks its key too.
 //   - Order: Take hands out pending, enabled entries by priority, highest
 //     first, and in the order they were added within a priority; entries
 //     whose time has come are pending. An entry put back by a failed scope
@@ -37,8 +37,13 @@ import (
 //     change nothing.
 //   - Scopes: Take registers on s; when s closes, entries it took that were
 //     not settled go back to pending at their positions, as a rerun.
-//   - Retention: final entries are kept while Options.Retention says, then
+//   - Retention: final entries are kept while QueueInfo.Retention says, then
 //     deleted; Counts is exact at every moment and costs O(1).
+//   - Contexts: ctx bounds the call's waits and I/O. The scheduler calls
+//     Start, Settle, Renew and Progress under the run's context, which
+//     StopAndCancel cancels, and settles the runs it ends that way: those
+//     four must not refuse a done context (Memory, which never waits,
+//     refuses only a nil one there).
 type Backend[T any, K comparable] interface {
 	// Open binds the backend to its queue. NewQueue calls it once, before
 	// any other method.

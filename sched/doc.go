@@ -39,7 +39,11 @@
 // Instants too far off to keep as int64 nanoseconds (an At of the year
 // 3000, an After or Snooze of math.MaxInt64, a retention for ever) are kept
 // as the last instant the scheduler can hold, about 190 years on: they
-// still wait. A Clock may start anywhere, the zero time.Time included.
+// still wait. A Clock may start anywhere, the zero time.Time included;
+// instants are exact up to about 190 years after its first reading, and a
+// Clock that moves past that (a test's, jumping) sees every later instant
+// as the same one: whatever is delayed then is due at once, so that a
+// snooze or a cron job runs again and again without waiting.
 //
 // # Scheduling
 //
@@ -74,8 +78,12 @@
 //
 // # Faults
 //
-// Every method that takes a context returns an error wrapping ErrInvalid
-// for a nil one and the context's error for one that is done. Every method
+// Every method of a Scheduler, Queue, Inspector or Job that takes a
+// context returns an error wrapping ErrInvalid for a nil one and the
+// context's error for one that is done. Memory's methods return ErrInvalid
+// for a nil context, and its management methods (Get, List, Counts,
+// Delete, Retry, SetDisabled) the error of a done one; the others go on
+// under a done context, as the Backend contract asks. Every method
 // that returns an error returns one wrapping ErrInvalid for a Scheduler,
 // Queue or Inspector not made by its constructor (nil, or the zero value),
 // never a panic or a wait; of the few that return none (Name, Pause,

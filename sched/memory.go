@@ -153,6 +153,9 @@ func pop[E any](s *[]E) (E, bool) {
 	return e, true
 }
 
+// errNilCtx is the error of a Memory method given a nil context.
+var errNilCtx = fmt.Errorf("%w: nil context", ErrInvalid)
+
 // maxFreeEntries bounds the entries kept for reuse.
 const maxFreeEntries = 4096
 
@@ -162,6 +165,9 @@ const maxFreeEntries = 4096
 // in a queue not opened as Grouped, are errors wrapping ErrInvalid. The key
 // is hashed before the lock is taken.
 func (m *Memory[T, K]) Add(ctx context.Context, a NewEntry[T, K]) (ID, bool, error) {
+	if ctx == nil {
+		return 0, false, errNilCtx
+	}
 	if m.byKey.lay == nil { // a zero Memory, never opened: the contract is broken
 		return 0, false, fmt.Errorf("%w: Add to a Memory not opened", ErrInvalid)
 	}
@@ -338,6 +344,9 @@ var done = func() context.Context {
 
 // Take implements Backend.
 func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, dst []Claim[T, K]) ([]Claim[T, K], error) {
+	if ctx == nil {
+		return dst, errNilCtx
+	}
 	if r.Max < 1 {
 		return dst, fmt.Errorf("%w: Take of %d entries", ErrInvalid, r.Max)
 	}
@@ -632,6 +641,9 @@ func (m *Memory[T, K]) claimed(c *Claim[T, K]) (*mentry[T, K], error) {
 
 // Start implements Backend.
 func (m *Memory[T, K]) Start(ctx context.Context, c *Claim[T, K], now, leaseUntil time.Time) error {
+	if ctx == nil {
+		return errNilCtx
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, err := m.claimed(c)
@@ -652,6 +664,9 @@ func (m *Memory[T, K]) Start(ctx context.Context, c *Claim[T, K], now, leaseUnti
 
 // Settle implements Backend.
 func (m *Memory[T, K]) Settle(ctx context.Context, c *Claim[T, K], o Outcome) error {
+	if ctx == nil {
+		return errNilCtx
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, err := m.claimed(c)
@@ -728,6 +743,7 @@ func (m *Memory[T, K]) finish(e *mentry[T, K], s State) {
 		m.byKey.remove(e)
 	}
 	m.setState(e, s)
+	e.disabled = false // disabling is for live entries: a final one retried runs
 	l, ttl, limit := m.retention(s)
 	if ttl <= 0 || limit <= 0 {
 		m.counts.Expired++
@@ -807,6 +823,9 @@ func (m *Memory[T, K]) current(id ID, gen uint64) (*mentry[T, K], error) {
 
 // Renew implements Backend.
 func (m *Memory[T, K]) Renew(ctx context.Context, id ID, gen uint64, until time.Time) error {
+	if ctx == nil {
+		return errNilCtx
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, err := m.current(id, gen)
@@ -818,6 +837,9 @@ func (m *Memory[T, K]) Renew(ctx context.Context, id ID, gen uint64, until time.
 
 // Progress implements Backend.
 func (m *Memory[T, K]) Progress(ctx context.Context, id ID, gen uint64, p Progress) error {
+	if ctx == nil {
+		return errNilCtx
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, err := m.current(id, gen)
@@ -829,6 +851,9 @@ func (m *Memory[T, K]) Progress(ctx context.Context, id ID, gen uint64, p Progre
 
 // Promote implements Backend.
 func (m *Memory[T, K]) Promote(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	if ctx == nil {
+		return time.Time{}, false, errNilCtx
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.promote(m.clock.ns(now))
@@ -840,6 +865,9 @@ func (m *Memory[T, K]) Promote(ctx context.Context, now time.Time) (time.Time, b
 
 // Counts implements Backend.
 func (m *Memory[T, K]) Counts(ctx context.Context) (Counts, error) {
+	if err := checkCtx(ctx); err != nil {
+		return Counts{}, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.counts, nil
@@ -847,8 +875,17 @@ func (m *Memory[T, K]) Counts(ctx context.Context) (Counts, error) {
 
 // Expired implements Backend.
 func (m *Memory[T, K]) Expired(ctx context.Context, now time.Time, dst []Claim[T, K]) ([]Claim[T, K], error) {
+	if ctx == nil {
+		return dst, errNilCtx
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !m.clock.set {
+		// Nothing was ever taken, so no lease runs; and now (a reaper's
+		// now − grace, which may be centuries back) must not become the
+		// epoch of the entries to come.
+		return dst, nil
+	}
 	n := m.clock.ns(now)
 	for _, t := range m.takes {
 		for i, e := range t.entries {
@@ -862,6 +899,9 @@ func (m *Memory[T, K]) Expired(ctx context.Context, now time.Time, dst []Claim[T
 
 // SetDisabled implements Backend.
 func (m *Memory[T, K]) SetDisabled(ctx context.Context, id ID, disabled bool) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.byID(id)
@@ -905,6 +945,9 @@ func (m *Memory[T, K]) delete1Pending(e *mentry[T, K]) {
 
 // Expire implements Backend.
 func (m *Memory[T, K]) Expire(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	if ctx == nil {
+		return time.Time{}, false, errNilCtx
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := m.clock.ns(now)

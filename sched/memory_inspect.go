@@ -32,6 +32,9 @@ func (m *Memory[T, K]) entry(e *mentry[T, K], payload bool) Entry[T, K] {
 
 // Get implements Backend.
 func (m *Memory[T, K]) Get(ctx context.Context, id ID) (Entry[T, K], error) {
+	if err := checkCtx(ctx); err != nil {
+		return Entry[T, K]{}, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.byID(id)
@@ -91,7 +94,7 @@ func (m *Memory[T, K]) List(ctx context.Context, f Filter[T, K]) iter.Seq2[Entry
 		buf := make([]Entry[T, K], 0, pageSize)
 		after := f.After
 		for {
-			if err := ctx.Err(); err != nil {
+			if err := checkCtx(ctx); err != nil {
 				yield(Entry[T, K]{}, err)
 				return
 			}
