@@ -1,6 +1,7 @@
 package schedtest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -129,12 +130,24 @@ func testList(t *testing.T, f *fixture) {
 			t.Errorf("%s: %d entries, want %d", name, got, tc.want)
 		}
 	}
-	// Stopping early, and a cancelled context.
+	// Stopping early, and a cancelled context: its error, and nothing else.
 	n := 0
 	for range f.b.List(f.ctx, sched.Filter[Payload, string]{}) {
 		if n++; n == 3 {
 			break
 		}
+	}
+	cancelled, cancel := context.WithCancel(f.ctx)
+	cancel()
+	gotErr := false
+	for e, err := range f.b.List(cancelled, sched.Filter[Payload, string]{}) {
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("List under a cancelled context yielded %v, %v; want its error alone", e.ID, err)
+		}
+		gotErr = true
+	}
+	if !gotErr {
+		t.Error("List under a cancelled context yielded nothing, want its error")
 	}
 	// Entries added while a listing runs may or may not be seen; none is
 	// seen twice.
@@ -179,5 +192,48 @@ func testDeleteAndRetry(t *testing.T, f *fixture) {
 	f.succeed(cs, s)
 	if _, err := f.b.Get(f.ctx, 1<<40); !errors.Is(err, sched.ErrNotFound) {
 		t.Errorf("Get of an unknown ID = %v", err)
+	}
+}
+
+func testUntilNotifyAndReset(t *testing.T, f *fixture) {
+	// Until bounds List, Delete and Retry: the Inspector's DeleteID and
+	// RetryID select one entry with After: id−1, Until: id.
+	f.finish(sched.OutcomeFailed, "f1", "f2", "f3")
+	one := func(id sched.ID) sched.Filter[Payload, string] {
+		return sched.Filter[Payload, string]{After: id - 1, Until: id}
+	}
+	n := 0
+	for _, err := range f.b.List(f.ctx, one(2)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Errorf("List of After: 1, Until: 2 listed %d entries, want 1", n)
+	}
+	// Retry without reset keeps the attempts; it notifies.
+	notified := f.notified
+	if n, err := f.b.Retry(f.ctx, one(2), false); err != nil || n != 1 {
+		t.Fatalf("Retry of one entry by Until = %d, %v; want 1", n, err)
+	}
+	if e, err := f.b.Get(f.ctx, 2); err != nil || e.State != sched.StatePending || e.Attempts != 1 {
+		t.Errorf("after Retry without reset: %+v, %v; want pending with its 1 attempt", e, err)
+	}
+	if f.notified == notified {
+		t.Error("Retry of a final entry did not notify")
+	}
+	if n, err := f.b.Delete(f.ctx, one(1)); err != nil || n != 1 {
+		t.Fatalf("Delete of one entry by Until = %d, %v; want 1", n, err)
+	}
+	f.counts(sched.Counts{Pending: 1, Failed: 1})
+	// Enabling a pending entry notifies: the scheduler does not poll.
+	id, _ := f.add("d", disabled)
+	notified = f.notified
+	if err := f.b.SetDisabled(f.ctx, id, false); err != nil {
+		t.Fatal(err)
+	}
+	if f.notified == notified {
+		t.Error("enabling a pending entry did not notify")
 	}
 }

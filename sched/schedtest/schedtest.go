@@ -60,6 +60,7 @@ func TestBackend(t *testing.T, open Open) {
 		{"ListInIDOrder", testList},
 		{"DeleteAndRetry", testDeleteAndRetry},
 		{"Leases", testLeases},
+		{"UntilNotifyAndReset", testUntilNotifyAndReset},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
