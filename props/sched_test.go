@@ -453,7 +453,9 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 				}
 			}
 			if e.final() {
-				e.finished = now
+				// A final entry is enabled: disabling is for live ones,
+				// and a retry runs it.
+				e.finished, e.disabled = now, false
 			}
 			note(e, fmt.Sprintf("finished %d", v))
 			promote(now)
