@@ -153,19 +153,18 @@ func Valid[K comparable](kind Kind, k K) bool {
 	return true
 }
 
-// Describe formats a key for an error message, briefly and without
-// panicking.
-func Describe[K any](k K) (s string) {
-	defer func() {
-		if recover() != nil {
-			s = fmt.Sprintf("of type %T", k)
-		}
-	}()
-	s = fmt.Sprintf("%#v", k)
-	if len(s) > 64 {
-		s = s[:61] + "..."
+// Describe formats a key for an error message, briefly, without panicking
+// and in constant time: it never walks the key (which may be large, or refer
+// to itself through an interface) nor calls its methods. A float or complex
+// number is shown with its value, anything else by its type.
+func Describe[K any](k K) string {
+	switch v := reflect.ValueOf(any(k)); v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return fmt.Sprintf("%v (%T)", v.Float(), k)
+	case reflect.Complex64, reflect.Complex128:
+		return fmt.Sprintf("%v (%T)", v.Complex(), k)
 	}
-	return s
+	return fmt.Sprintf("of type %T", k)
 }
 
 // A Layout says how to hash the keys of one type: its Kind and, for a Plain

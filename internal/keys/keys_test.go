@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"math"
 	"testing"
 	"unsafe"
 )
@@ -157,5 +158,28 @@ func TestLayoutHashIgnoresBlankFields(t *testing.T) {
 	hb, _ := HashWith(l, b)
 	if ha != hb {
 		t.Errorf("equal keys that differ in a blank field hash %x and %x", ha, hb)
+	}
+}
+
+// Describe names a key in constant time, whatever the key holds: a float
+// by its value, anything else by its type alone. Before, it formatted the
+// whole key with %#v: a slice that holds itself overflowed the stack.
+func TestDescribeNeverWalksTheKey(t *testing.T) {
+	self := make([]any, 1)
+	self[0] = self
+	for _, c := range []struct {
+		k    any
+		want string
+	}{
+		{self, "of type []interface {}"},
+		{make([]byte, 1<<20), "of type []uint8"},
+		{math.NaN(), "NaN (float64)"},
+		{complex(math.NaN(), 1), "(NaN+1i) (complex128)"},
+		{struct{ F float64 }{math.NaN()}, "of type struct { F float64 }"},
+		{nil, "of type <nil>"},
+	} {
+		if got := Describe(c.k); got != c.want {
+			t.Errorf("Describe(%T) = %q, want %q", c.k, got, c.want)
+		}
 	}
 }
