@@ -33,6 +33,7 @@ import (
 	"sync"
 
 	"github.com/jobkit/jobkit/distinct/internal/core"
+	"github.com/jobkit/jobkit/internal/keys"
 )
 
 // TypedInterface is client-go's workqueue.TypedInterface[T], the method set
@@ -230,6 +231,7 @@ type custom[T comparable] struct {
 	mu         sync.Mutex
 	cond       sync.Cond
 	queue      Queue[T]
+	kind       keys.Kind // of T: which keys Add must refuse
 	dirty      map[T]struct{}
 	processing map[T]struct{}
 	down       bool // shutting down
@@ -237,12 +239,15 @@ type custom[T comparable] struct {
 }
 
 func newCustom[T comparable](queue Queue[T]) *custom[T] {
-	c := &custom[T]{queue: queue, dirty: map[T]struct{}{}, processing: map[T]struct{}{}}
+	c := &custom[T]{queue: queue, kind: keys.Of[T](), dirty: map[T]struct{}{}, processing: map[T]struct{}{}}
 	c.cond.L = &c.mu
 	return c
 }
 
 func (c *custom[T]) add(item T) {
+	if !keys.Valid(c.kind, item) { // NaN or unhashable: a map would keep or panic on it
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.down {
