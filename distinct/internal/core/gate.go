@@ -30,53 +30,38 @@ func (s *signal) broadcastLocked() {
 // registers in q.readers, which keeps writers out, reads, and deregisters, so
 // snapshots of a long queue run in parallel with each other. A writer that
 // finds readers registers in q.writers and waits; while it waits no new reader
-// is admitted, so readers cannot starve it. Waits are on channels and honour a
-// context.
+// is admitted, so readers cannot starve it. Waits are on channels; those for
+// items or room honour a context, and the wait for readers, which is
+// bounded, does not, so that a done context never fails a call that need
+// not wait for items or room.
 
 // lock acquires the write side: on return q.mu is held and no reader is
-// active.
+// active. The wait for readers is bounded: no reader is admitted while a
+// writer waits, and a reader holds the gate for one snapshot.
 func (q *Queue[T]) lock() {
 	q.mu.Lock()
 	if q.readers != 0 || q.takeTurn == nil {
-		_ = q.lockSlow(context.Background())
+		q.lockSlow()
 	}
 }
 
-// lockCtx is lock that gives up, returning ctx's error, if ctx is done while
-// readers hold the queue.
-func (q *Queue[T]) lockCtx(ctx context.Context) error {
-	q.mu.Lock()
-	if q.readers != 0 || q.takeTurn == nil {
-		return q.lockSlow(ctx)
-	}
-	return nil
-}
-
-// lockSlow finishes lock and lockCtx, with q.mu held: it sets up a zero
-// Queue and waits for readers to leave.
-func (q *Queue[T]) lockSlow(ctx context.Context) error {
+// lockSlow finishes lock, with q.mu held: it sets up a zero Queue and waits
+// for readers to leave.
+func (q *Queue[T]) lockSlow() {
 	if q.takeTurn == nil {
 		q.initLocked()
 	}
 	if q.readers == 0 {
-		return nil
+		return
 	}
 	q.writers++
 	for q.readers > 0 {
 		wake := q.noReaders.waitLocked()
 		q.mu.Unlock()
-		select {
-		case <-wake:
-			q.mu.Lock()
-		case <-ctx.Done():
-			q.mu.Lock()
-			q.leaveWritersLocked()
-			q.mu.Unlock()
-			return ctx.Err()
-		}
+		<-wake
+		q.mu.Lock()
 	}
 	q.leaveWritersLocked()
-	return nil
 }
 
 func (q *Queue[T]) leaveWritersLocked() {
@@ -122,9 +107,7 @@ func (q *Queue[T]) await(ctx context.Context, turn *chan struct{}, sig *signal, 
 		}
 	}()
 	for {
-		if err := q.lockCtx(ctx); err != nil {
-			return err
-		}
+		q.lock()
 		if done, err := try(); done || err != nil {
 			q.mu.Unlock()
 			return err

@@ -44,28 +44,6 @@ func TestGateReadersShareWritersExclude(t *testing.T) {
 	})
 }
 
-func TestGateWriterWaitHonoursContext(t *testing.T) {
-	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		var q Queue[int]
-		q.rlock()
-		ctx, cancel := context.WithCancel(context.Background())
-		errc := make(chan error)
-		go func() { errc <- q.lockCtx(ctx) }()
-		synctest.Wait()
-		cancel()
-		if err := <-errc; !errors.Is(err, context.Canceled) {
-			t.Fatalf("lock = %v, want context.Canceled", err)
-		}
-		q.rlock() // the cancelled writer no longer keeps readers out
-		q.runlock()
-		q.runlock()
-		if q.writers != 0 || q.readers != 0 {
-			t.Fatalf("gate left with %d writers, %d readers", q.writers, q.readers)
-		}
-	})
-}
-
 func TestSnapshotWaitsForNoWriterButWritesWaitForSnapshot(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
