@@ -76,13 +76,14 @@ type Queue[T comparable] struct {
 	stats Stats
 
 	// Colder fields.
-	writers   int // waiting writers (see gate.go)
-	noReaders signal
-	noWriters signal
-	epoch     time.Time     // times are kept as nanoseconds since epoch
-	stamps    stamps        // enqueue times of fresh items
-	room      signal        // capacity was freed or the queue closed
-	addTurn   chan struct{} // held by the adder that waits on room
+	writers    int // waiting writers (see gate.go)
+	noReaders  signal
+	noWriters  signal
+	epoch      time.Time     // times are kept as nanoseconds since epoch
+	stamps     stamps        // enqueue times of fresh items
+	room       signal        // capacity was freed or the queue closed
+	addTurn    chan struct{} // held by the adder that waits on room
+	addWaiters int           // AddWait calls waiting for room or for addTurn
 }
 
 // loc is what the table of items keeps of an item: where it is, in three
@@ -227,14 +228,36 @@ func (q *Queue[T]) AddWait(ctx context.Context, x T) (bool, error) {
 		return false, invalidKey(x)
 	}
 	var added bool
+	lined, first := false, true // lined: counted in q.addWaiters
 	err := q.await(ctx, &q.addTurn, &q.room, func() (bool, error) {
+		if first {
+			first = false
+			if q.addWaiters > 0 { // adders wait for room: line up behind them
+				q.addWaiters++
+				lined = true
+				return false, nil
+			}
+		}
 		var err error
 		added, err = q.addLocked(x, h)
 		if err == ErrFull {
+			if !lined {
+				q.addWaiters++
+				lined = true
+			}
 			return false, nil
+		}
+		if lined {
+			q.addWaiters--
+			lined = false
 		}
 		return true, err
 	})
+	if lined { // ctx was done while waiting
+		q.lock()
+		q.addWaiters--
+		q.mu.Unlock()
+	}
 	return added, err
 }
 
