@@ -371,7 +371,8 @@ func (r *Reaper) checkTaken(ctx context.Context, now time.Time) {
 
 // checkStalls alerts for each queue with StallThreshold entries or more
 // waiting, some running, and no run ended since the last look: once when
-// the stall begins, and again only after a run has ended.
+// the stall begins. A stall ends when a run ends, the queue is paused or
+// fewer entries wait; one that begins again alerts again.
 func (r *Reaper) checkStalls(ctx context.Context, now time.Time) {
 	if r.cfg.StallThreshold < 0 {
 		return
