@@ -68,6 +68,9 @@ func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
 			// Each producer submits every job: a submission of a job that is
 			// queued (or in progress) is rejected as a duplicate.
 			for i := range cfg.Jobs {
+				if i%1024 == 0 && ctx.Err() != nil {
+					return
+				}
 				job := jobName((i + p*cfg.Jobs/cfg.Producers) % cfg.Jobs)
 				if q.Add(job) {
 					mu.Lock()
@@ -78,6 +81,9 @@ func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
 		})
 	}
 	producers.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	st := q.Stats()
 	say("submitted: %d jobs, %d submissions rejected as duplicates", st.Added, st.Rejected)
 
@@ -93,7 +99,7 @@ func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
 					// failed jobs back in the queue.
 					s.Defer(func(e scope.Exit) error {
 						if e.Failed() && jobs != nil {
-							say("worker %d: %v; queue now %v", w, e.Err(), q.Queued())
+							say("worker %d: %v; queue now %s", w, e.Err(), head(q.Queued(), 8))
 						}
 						return nil
 					})
@@ -147,6 +153,14 @@ func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
 	say("finished: %d jobs completed exactly once; %d failures put %d jobs back in place; %v",
 		st.Completed, failures, st.Requeued, time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// head formats the first n of jobs, and how many more there are.
+func head(jobs []string, n int) string {
+	if len(jobs) <= n {
+		return fmt.Sprint(jobs)
+	}
+	return fmt.Sprintf("%v … (%d more)", jobs[:n], len(jobs)-n)
 }
 
 func jobName(i int) string { return fmt.Sprintf("job-%02d", i) }

@@ -46,6 +46,11 @@ func main() {
 	flag.DurationVar(&cfg.Work, "work", 2*time.Millisecond, "time a job takes (first part)")
 	flag.StringVar(&scfg.HTTP, "http", "", "serve the scheduler's management API on this address, such as :8080, while the second part runs and after it until interrupted")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "jobkit: unexpected argument %q (the one subcommand, cron, comes first)\n", flag.Arg(0))
+		flag.Usage()
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
