@@ -153,16 +153,23 @@ func (b *batch[T, K]) run() (abandoned bool) {
 			b.holding = false
 			// Each step deferred, so that the batch is finished and mu
 			// let go even if settling ends the goroutine again (a
-			// backend's Settle); the run observed once mu is let go. The
+			// backend's Settle). The run is observed once mu is let go,
+			// and the batch finished last, under mu again: while a metric
+			// hangs, the batch stays live, so that a rescue or
+			// StopAndCancel abandons it as it would a hung handler. The
 			// batch is not recycled: it is dropped.
+			defer func() {
+				b.mu.Lock()
+				defer b.mu.Unlock()
+				if !b.abandoned && !b.finished {
+					b.finishLocked(scope.Failed(scope.ErrGoexit))
+				}
+			}()
 			defer func() { b.observe(r) }()
 			defer b.mu.Unlock()
 			defer func() {
 				if v := recover(); v != nil { // the backend's Settle, below
 					faults = append(faults, fault{"backend panicked in Settle", &scope.PanicError{Value: v, Stack: debug.Stack()}})
-				}
-				if !b.abandoned && !b.finished {
-					b.finishLocked(scope.Failed(scope.ErrGoexit))
 				}
 			}()
 			if !b.abandoned && !b.finished && !b.started.IsZero() {
@@ -192,9 +199,6 @@ func (b *batch[T, K]) run() (abandoned bool) {
 			classified = true
 		}
 	}()
-	if m := q.metrics; m != nil {
-		m.dispatched(b)
-	}
 	var now time.Time // the end of one run is the start of the next: one clock read a run
 	for i := range b.claims {
 		if now.IsZero() {
@@ -207,6 +211,12 @@ func (b *batch[T, K]) run() (abandoned bool) {
 		}
 		if !started {
 			continue // not started: the scope's close puts it back
+		}
+		if m := q.metrics; m != nil {
+			// Once per run, at its start, without the lock: a metric
+			// that ends the goroutine here is a dependency's exit (a
+			// rerun), the handler not called yet.
+			m.waited(now.Sub(b.claims[i].readyAt()))
 		}
 		b.result = scope.ErrGoexit // what the run ends with if the handler ends the goroutine
 		running, cur = now, i
@@ -295,14 +305,6 @@ func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
 		b: b, gen: c.Gen,
 	}
 	return true, true
-}
-
-// latencies calls f with how long each claim of b waited, from its add to
-// its dispatch.
-func (b *batch[T, K]) latencies(f func(time.Duration)) {
-	for i := range b.claims {
-		f(b.dispatched.Sub(b.claims[i].EnqueuedAt))
-	}
 }
 
 // call runs the handler on b.job, turning a panic into a *scope.PanicError.

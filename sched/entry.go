@@ -180,8 +180,21 @@ type Claim[T any, K comparable] struct {
 	// passes it back untouched.
 	Handle     any
 	EnqueuedAt time.Time
+	// ReadyAt is when the entry last became ready to run: its add, or the
+	// time its delay, retry backoff or snooze ended. The queue-latency
+	// metric counts from it. Zero stands for EnqueuedAt (a backend that
+	// does not keep it).
+	ReadyAt time.Time
 	// Retry is the entry's retry policy, if it was added with one.
 	Retry *RetryPolicy
+}
+
+// readyAt is c.ReadyAt, or EnqueuedAt if the backend left it zero.
+func (c *Claim[T, K]) readyAt() time.Time {
+	if c.ReadyAt.IsZero() {
+		return c.EnqueuedAt
+	}
+	return c.ReadyAt
 }
 
 // Counts are the numbers of entries of a queue in each state. Disabled

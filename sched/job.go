@@ -35,6 +35,9 @@ type Job[T any, K comparable] struct {
 // Entry.Progress). It returns ErrStale if the run is no longer the entry's
 // current one.
 func (j *Job[T, K]) Progress(ctx context.Context, p Progress) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
 	if j.b == nil {
 		return ErrStale
 	}
@@ -47,6 +50,9 @@ func (j *Job[T, K]) Progress(ctx context.Context, p Progress) error {
 // returns ErrStale, and renews nothing, once the run is no longer the
 // entry's current one (it was rescued, or the handler returned).
 func (j *Job[T, K]) Heartbeat(ctx context.Context) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
 	if j.b == nil {
 		return ErrStale
 	}

@@ -44,6 +44,7 @@ type Memory[T any, K comparable] struct {
 	clock    epoch // instants as int64 nanoseconds: see epoch
 	opened   bool
 	seq      ID
+	latest   int64                                         // the latest instant a Take or Promote brought
 	byKey    keyIndex[T, K]                                // live entries, and failed ones under BlockFailed
 	order    order[T, K]                                   // every entry, by ID
 	levels   [MaxPriority + 1]*distinct.Queue[*unit[T, K]] // pending units by priority
@@ -74,6 +75,7 @@ type mentry[T any, K comparable] struct {
 	retry    *RetryPolicy
 
 	enqueued, runAt, started, finished, lease int64 // nanoseconds since m.clock's epoch; 0: none
+	ready                                     int64 // when it last became pending: enqueued, or a runAt that came
 	gen                                       uint64
 	attempts, reruns, rescues, snoozes        int
 	progress                                  Progress
@@ -201,6 +203,7 @@ func (m *Memory[T, K]) add(a *NewEntry[T, K], h uint64) (id ID, added, ready boo
 	e.id, e.key, e.payload = m.seq, a.Key, a.Payload
 	e.priority, e.disabled, e.retry = a.Priority, a.Disabled, a.Retry
 	e.enqueued = m.clock.ns(a.Now)
+	e.ready = e.enqueued
 	e.heapAt = -1
 	if a.Group != "" {
 		g := m.groups[a.Group]
@@ -326,9 +329,10 @@ func (m *Memory[T, K]) top() int {
 
 // promote makes the delayed entries due at now pending.
 func (m *Memory[T, K]) promote(now int64) {
+	m.latest = max(m.latest, now)
 	for len(m.delayed) > 0 && m.delayed[0].runAt <= now {
 		e := m.delayed.pop()
-		e.runAt = 0
+		e.ready, e.runAt = e.runAt, 0
 		m.setState(e, StatePending)
 		m.enqueue(e)
 	}
@@ -416,6 +420,10 @@ func (m *Memory[T, K]) claim(e *mentry[T, K]) Claim[T, K] {
 		ID: e.id, Key: e.key, Payload: e.payload, Priority: e.priority,
 		Attempts: e.attempts, Reruns: e.reruns, Rescues: e.rescues, Gen: e.gen, Handle: e,
 		EnqueuedAt: m.clock.time(e.enqueued), Retry: e.retry,
+	}
+	c.ReadyAt = c.EnqueuedAt
+	if e.ready != e.enqueued {
+		c.ReadyAt = m.clock.time(e.ready)
 	}
 	if e.group != nil {
 		c.Group = e.group.name

@@ -163,6 +163,7 @@ func (m *Memory[T, K]) Retry(ctx context.Context, f Filter[T, K], reset bool) (i
 		if reset {
 			e.attempts, e.reruns, e.rescues, e.snoozes = 0, 0, 0, 0
 		}
+		e.ready = max(m.latest, e.finished) // Retry takes no time: about now
 		e.finished = 0
 		m.setState(e, StatePending)
 		m.enqueue(e)

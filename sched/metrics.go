@@ -26,8 +26,11 @@ type MetricsProvider interface {
 	NewDepthMetric(name string) GaugeMetric
 	// NewAddsMetric counts the entries added.
 	NewAddsMetric(name string) CounterMetric
-	// NewLatencyMetric observes, in seconds, how long an entry waited from
-	// its add to the start of a run.
+	// NewLatencyMetric observes, in seconds, once a run, how long its
+	// entry waited ready to run: from its add, or the end of its delay,
+	// retry backoff or snooze (Claim.ReadyAt), to the start of the run, as
+	// client-go's queue latency counts from when a delayed item is added
+	// to the queue to when a worker gets it.
 	NewLatencyMetric(name string) HistogramMetric
 	// NewWorkDurationMetric observes, in seconds, how long runs take. A
 	// run abandoned by a rescue or StopAndCancel is not observed: it runs
@@ -146,14 +149,14 @@ func (m *queueMetrics) added() {
 	returned = true
 }
 
-// dispatched records that batch b left its queue.
-func (m *queueMetrics) dispatched(b interface{ latencies(func(time.Duration)) }) {
+// waited observes that a run started d after its entry became ready.
+func (m *queueMetrics) waited(d time.Duration) {
 	if m.off.Load() {
 		return
 	}
 	returned := false
 	defer m.guard(&returned)
-	b.latencies(func(d time.Duration) { m.latency.Observe(d.Seconds()) })
+	m.latency.Observe(d.Seconds())
 	returned = true
 }
 

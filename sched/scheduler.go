@@ -215,11 +215,21 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	stopped := s.stopped
+	s.mu.Unlock()
+	if stopped {
+		// Before life: a Stop holds it while it waits for the handlers,
+		// one of which may be calling Start.
+		return ErrStopped
+	}
 	s.life <- struct{}{}
 	defer func() { <-s.life }()
 	s.mu.Lock()
 	stopped, started := s.stopped, s.started
-	s.started = !stopped // a Start refused after Stop starts nothing
+	if !stopped { // a Start refused after Stop starts nothing, and forgets nothing
+		s.started = true
+	}
 	s.mu.Unlock()
 	switch {
 	case stopped:
@@ -671,6 +681,9 @@ func (s *Scheduler) respawn(normal *bool, f func(context.Context), ctx context.C
 // Queue returns the queue registered as name, with the types it was
 // registered with, or an error wrapping ErrUnknownQueue.
 func QueueOf[T any, K comparable](s *Scheduler, name string) (*Queue[T, K], error) {
+	if err := s.made(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	r := s.byName[name]
 	s.mu.Unlock()

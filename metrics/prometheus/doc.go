@@ -20,6 +20,11 @@
 // The sched names are those of client-go's workqueue metrics, so that
 // dashboards and alerts written for them carry over with a change of
 // prefix and label (client-go labels by name, this package by queue).
+// queue_duration_seconds counts, as client-go's does, only the time an
+// entry waited ready to run: a delay, a retry backoff or a snooze is not
+// waiting. One difference: adds_total counts the entries added, and a
+// retry is not an add (client-go's AddRateLimited re-adds the item, and
+// counts it); retries_total counts those.
 //
 // The scheduler sets the three gauges twice a second while it runs; the
 // counters and histograms move as things happen. A series appears once its
