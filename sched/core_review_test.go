@@ -196,67 +196,13 @@ func stress(t *testing.T, seed uint64) {
 	})
 }
 
-// metricRec is a metrics provider that keeps what its metrics were told.
-type metricRec struct {
-	mu      sync.Mutex
-	latency []float64
-	dur     []float64
-	adds    int
-	depthS  []float64
-}
-
-type metricRecM struct {
-	r    *metricRec
-	name string
-}
-
-func (m metricRecM) Inc() {
-	m.r.mu.Lock()
-	defer m.r.mu.Unlock()
-	if m.name == "adds" {
-		m.r.adds++
-	}
-}
-func (m metricRecM) Dec() {}
-func (m metricRecM) Set(v float64) {
-	m.r.mu.Lock()
-	defer m.r.mu.Unlock()
-	if m.name == "depth" {
-		m.r.depthS = append(m.r.depthS, v)
-	}
-}
-func (m metricRecM) Observe(v float64) {
-	m.r.mu.Lock()
-	defer m.r.mu.Unlock()
-	switch m.name {
-	case "latency":
-		m.r.latency = append(m.r.latency, v)
-	case "duration":
-		m.r.dur = append(m.r.dur, v)
-	}
-}
-
-func (r *metricRec) NewDepthMetric(string) sched.GaugeMetric       { return metricRecM{r, "depth"} }
-func (r *metricRec) NewAddsMetric(string) sched.CounterMetric      { return metricRecM{r, "adds"} }
-func (r *metricRec) NewLatencyMetric(string) sched.HistogramMetric { return metricRecM{r, "latency"} }
-func (r *metricRec) NewWorkDurationMetric(string) sched.HistogramMetric {
-	return metricRecM{r, "duration"}
-}
-func (r *metricRec) NewUnfinishedWorkSecondsMetric(string) sched.SettableGaugeMetric {
-	return metricRecM{r, "unfinished"}
-}
-func (r *metricRec) NewLongestRunningProcessorSecondsMetric(string) sched.SettableGaugeMetric {
-	return metricRecM{r, "longest"}
-}
-func (r *metricRec) NewRetriesMetric(string) sched.CounterMetric { return metricRecM{r, "retries"} }
-
 // The latency metric observes one wait per run started, until that start:
 // an entry that runs second in its batch, after a run of ten seconds, waited
 // ten seconds. Before, every claim of a batch was observed at the batch's
 // dispatch, as having waited no time at all.
 func TestLatencyIsUntilTheStartOfTheRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := &metricRec{}
+		r := newGauges()
 		s := must.New(t, sched.Config{Workers: 1, Metrics: r, Logger: quiet})
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
 			BatchSize: 2,
@@ -275,10 +221,8 @@ func TestLatencyIsUntilTheStartOfTheRun(t *testing.T) {
 		if err := s.Stop(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if len(r.latency) != 2 || r.latency[1] < 10 {
-			t.Errorf("latencies %v s, want two, the second at least 10 s (it started 10 s after its add)", r.latency)
+		if lat := r.observations("latency"); len(lat) != 2 || lat[1] < 10 {
+			t.Errorf("latencies %v s, want two, the second at least 10 s (it started 10 s after its add)", lat)
 		}
 	})
 }
@@ -289,7 +233,7 @@ func TestLatencyIsUntilTheStartOfTheRun(t *testing.T) {
 // observations than runs.
 func TestLatencyIsObservedOncePerRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := &metricRec{}
+		r := newGauges()
 		s := must.New(t, sched.Config{Workers: 1, Metrics: r, Logger: quiet})
 		var q *sched.Queue[int, int]
 		runs := 0
@@ -316,10 +260,8 @@ func TestLatencyIsObservedOncePerRun(t *testing.T) {
 		if err := s.Stop(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if runs != 4 || len(r.latency) != runs {
-			t.Errorf("%d runs, %d latency observations; want 4 of each", runs, len(r.latency))
+		if lat := r.observations("latency"); runs != 4 || len(lat) != runs {
+			t.Errorf("%d runs, %d latency observations; want 4 of each", runs, len(lat))
 		}
 	})
 }
@@ -481,7 +423,7 @@ func TestStartFromAHandlerDuringStopReturns(t *testing.T) {
 // hangingDuration is a metrics provider whose work-duration metric calls
 // hang (once armed); the rest record nothing.
 type hangingDuration struct {
-	metricRec
+	*gauges
 	entered chan struct{}
 	once    sync.Once
 	release chan struct{}
@@ -507,7 +449,7 @@ func (h *hangingDuration) NewWorkDurationMetric(string) sched.HistogramMetric { 
 func TestAHangingMetricAfterAGoexitLetsStopAndCancelReturn(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	h := &hangingDuration{entered: make(chan struct{}), release: release}
+	h := &hangingDuration{gauges: newGauges(), entered: make(chan struct{}), release: release}
 	s := must.New(t, sched.Config{Workers: 2, Metrics: h, Logger: quiet})
 	hung := make(chan struct{})
 	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{

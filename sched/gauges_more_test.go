@@ -2,6 +2,7 @@ package sched_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -11,11 +12,17 @@ import (
 	"github.com/jobkit/jobkit/sched/internal/must"
 )
 
-// gauges is a MetricsProvider that keeps the last value set on each
-// settable gauge, by name.
+// gauges is a MetricsProvider that keeps what its metrics are told, by
+// metric name: the last value set on each settable gauge, and every value
+// a histogram observed.
 type gauges struct {
-	mu   sync.Mutex
-	last map[string]float64
+	mu       sync.Mutex
+	last     map[string]float64
+	observed map[string][]float64
+}
+
+func newGauges() *gauges {
+	return &gauges{last: make(map[string]float64), observed: make(map[string][]float64)}
 }
 
 type gauge struct {
@@ -23,14 +30,25 @@ type gauge struct {
 	name string
 }
 
-func (m gauge) Inc()            {}
-func (m gauge) Dec()            {}
-func (m gauge) Observe(float64) {}
-func (m gauge) Set(v float64)   { m.g.mu.Lock(); m.g.last[m.name] = v; m.g.mu.Unlock() }
+func (m gauge) Inc() {}
+func (m gauge) Dec() {}
+func (m gauge) Observe(v float64) {
+	m.g.mu.Lock()
+	m.g.observed[m.name] = append(m.g.observed[m.name], v)
+	m.g.mu.Unlock()
+}
+func (m gauge) Set(v float64) { m.g.mu.Lock(); m.g.last[m.name] = v; m.g.mu.Unlock() }
 func (g *gauges) get(name string) float64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.last[name]
+}
+
+// observations returns what the histogram name observed.
+func (g *gauges) observations(name string) []float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.observed[name])
 }
 
 func (g *gauges) NewDepthMetric(string) sched.GaugeMetric       { return gauge{g, "depth"} }
@@ -56,7 +74,7 @@ func TestGaugesFallBackOnceRunsEnd(t *testing.T) {
 	for _, how := range []string{"settled", "rescued"} {
 		t.Run(how, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				g := &gauges{last: make(map[string]float64)}
+				g := newGauges()
 				s := newScheduler(t, sched.Config{Workers: 2, Metrics: g, Logger: quiet})
 				release := make(chan struct{})
 				defer close(release)
