@@ -309,12 +309,18 @@ func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
 
 // call runs the handler on b.job, turning a panic into a *scope.PanicError.
 func (b *batch[T, K]) call(ctx context.Context) (err error) {
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
+		// A handler that did not return and left recover nil called
+		// runtime.Goexit, whose goroutine never sees err; or, under
+		// GODEBUG=panicnil=1, panicked with nil: a panic, not a success.
+		if v := recover(); v != nil || !returned {
 			err = &scope.PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return b.q.handler(ctx, &b.job)
+	err = b.q.handler(ctx, &b.job)
+	returned = true
+	return err
 }
 
 // settleOutcomeLocked settles claim c, whose run ended at end, with o, and

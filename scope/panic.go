@@ -49,17 +49,26 @@ func recovered(v any) *PanicError {
 //
 // A nil f is refused: Call returns a failed Exit and an error wrapping
 // [ErrInvalid]. A nil ctx is passed to f as it is. If f calls
-// runtime.Goexit, Call does not return.
+// runtime.Goexit, Call does not return. Under GODEBUG=panicnil=1 a
+// panic(nil) cannot be told from that: Call returns a failed Exit and
+// [ErrGoexit].
 func Call(ctx context.Context, f func(context.Context) error) (exit Exit, err error) {
 	if f == nil {
 		return Failed(errNilArg), errNilArg
 	}
+	returned := false
 	defer func() {
 		if v := recover(); v != nil {
 			p := recovered(v)
 			exit, err = Exit{kind: KindPanic, err: p}, p
+		} else if !returned {
+			// Goexit, whose goroutine never sees these; or, under
+			// GODEBUG=panicnil=1, a panic(nil), which recover cannot tell
+			// from it: not a success.
+			exit, err = Failed(ErrGoexit), ErrGoexit
 		}
 	}()
 	err = f(ctx)
+	returned = true
 	return ExitOf(ctx, err), err
 }

@@ -17,7 +17,9 @@ var errNilArg = fmt.Errorf("%w: nil context, scope or function", ErrInvalid)
 //
 // If f calls runtime.Goexit (as testing.T.FailNow does), Run closes the scope
 // with a failure whose error is [ErrGoexit], so that every finalizer runs,
-// and lets the goroutine go on exiting. A nil ctx or f is refused with an
+// and lets the goroutine go on exiting. Under GODEBUG=panicnil=1 a
+// panic(nil) cannot be told from that: Run closes the scope the same way
+// and returns ErrGoexit. A nil ctx or f is refused with an
 // error wrapping [ErrInvalid].
 //
 // Run allocates nothing in steady state but what f and the finalizers do
@@ -31,14 +33,21 @@ func Run(ctx context.Context, f func(ctx context.Context, s *Scope) error) (err 
 	}
 	s := newScope()
 	exit := Failed(ErrGoexit) // unless f returns or panics
+	returned := false
 	defer func() {
 		if v := recover(); v != nil {
 			p := recovered(v)
 			exit, err = Exit{kind: KindPanic, err: p}, p
+		} else if !returned {
+			// Goexit, whose goroutine never sees this error; or, under
+			// GODEBUG=panicnil=1, a panic(nil), which recover cannot tell
+			// from it: not a success.
+			err = ErrGoexit
 		}
 		err = join(err, s.Close(exit))
 	}()
 	err = f(ctx, s)
+	returned = true
 	exit = ExitOf(ctx, err)
 	return err
 }
