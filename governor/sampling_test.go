@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/governor"
+	"github.com/jobkit/jobkit/internal/testkit"
 )
 
 // logRecorder is a slog.Handler that keeps the records it is given.
@@ -52,9 +53,6 @@ func (h *logRecorder) find(level slog.Level, msg string) (attrs map[string]strin
 
 var errBoom = errors.New("boom")
 
-// nilValue returns nil, for panic(nil) without a vet complaint.
-func nilValue() any { return nil }
-
 // TestSamplerPanic checks that a Sampler that panics, or calls
 // runtime.Goexit, on its first or a later call is a failed sample: the last
 // good reading is kept and marked stale, the panic is logged with its stack
@@ -64,7 +62,7 @@ func TestSamplerPanic(t *testing.T) {
 	misbehave := map[string]func(){
 		"panic string": func() { panic("sampler bug") },
 		"panic error":  func() { panic(errBoom) },
-		"panic nil":    func() { panic(nilValue()) },
+		"panic nil":    func() { panic(testkit.NilValue()) },
 		"Goexit":       runtime.Goexit,
 	}
 	for name, f := range misbehave {

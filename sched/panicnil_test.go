@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/jobkit/jobkit/internal/testkit"
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/sched/internal/must"
 )
@@ -23,7 +24,7 @@ func TestAHandlersPanicNilUnderGODEBUGFails(t *testing.T) {
 			Handler: func(_ context.Context, j *sched.Job[int, int]) error {
 				ran <- j.Payload
 				if j.Payload == 1 {
-					panic(nil)
+					panic(testkit.NilValue())
 				}
 				return nil
 			},
