@@ -25,6 +25,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -56,12 +57,21 @@ func main() {
 	defer stop()
 	fmt.Println("== distinct: producers and workers on one deduplicating queue")
 	if err := runDemo(ctx, os.Stdout, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "jobkit:", err)
-		os.Exit(1)
+		exit(ctx, err)
 	}
 	fmt.Println("\n== sched: queues with priorities and caps, a governor, retries, snoozes, the error queue")
 	if err := runSched(ctx, os.Stdout, scfg); err != nil {
-		fmt.Fprintln(os.Stderr, "jobkit:", err)
-		os.Exit(1)
+		exit(ctx, err)
 	}
+}
+
+// exit reports err and exits: with 130, the shell's status for SIGINT, if
+// the demo was interrupted, and 1 otherwise.
+func exit(ctx context.Context, err error) {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "jobkit: interrupted")
+		os.Exit(130)
+	}
+	fmt.Fprintln(os.Stderr, "jobkit:", err)
+	os.Exit(1)
 }
