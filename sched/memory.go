@@ -177,6 +177,9 @@ func (m *Memory[T, K]) Add(ctx context.Context, a NewEntry[T, K]) (ID, bool, err
 	if !ok {
 		return 0, false, fmt.Errorf("%w: key %s is not equal to itself or cannot be hashed", ErrInvalid, keys.Describe(a.Key))
 	}
+	if a.Priority < MinPriority || a.Priority > MaxPriority {
+		return 0, false, fmt.Errorf("%w: priority %d not in [%d, %d]", ErrInvalid, a.Priority, MinPriority, MaxPriority)
+	}
 	if a.Group != "" && !m.info.Grouped {
 		return 0, false, fmt.Errorf("%w: entry of group %q in a queue opened without Grouped", ErrInvalid, a.Group)
 	}

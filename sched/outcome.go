@@ -80,7 +80,7 @@ func (p *RetryPolicy) DelayAfter(attempt int, err error) (d time.Duration, ok bo
 		if base == 0 {
 			base = time.Second
 		}
-		n := attempt - 1 // this is retry n+1
+		n := max(attempt-1, 0) // this is retry n+1; an attempt below 1 is the first
 		if n >= 62 || base > math.MaxInt64>>n {
 			d = math.MaxInt64
 		} else {

@@ -432,7 +432,8 @@ func (q *Queue[T, K]) newEntry(e *NewEntry[T, K], v T, opts []AddOption) error {
 			if err := o.retry.Validate(); err != nil {
 				return err
 			}
-			e.Retry = &o.retry
+			r := o.retry // a copy: the caller's options are theirs
+			e.Retry = &r
 		case optDisabled:
 			e.Disabled = true
 		default:
@@ -451,8 +452,9 @@ type Result struct {
 }
 
 // AddAll adds a job for each payload, with the same options, and returns a
-// result for each, in order. On an error it returns the results of the
-// payloads before the one that failed: those were added.
+// result for each, in order. On an error, Add's for a payload, or ctx's or
+// ErrStopped once ctx ends or the scheduler stops midway, it returns the
+// results of the payloads before: those were added.
 func (q *Queue[T, K]) AddAll(ctx context.Context, vs []T, opts ...AddOption) ([]Result, error) {
 	if err := q.made(); err != nil {
 		return nil, err
@@ -462,7 +464,12 @@ func (q *Queue[T, K]) AddAll(ctx context.Context, vs []T, opts ...AddOption) ([]
 	}
 	out := make([]Result, 0, len(vs))
 	var e NewEntry[T, K]
-	for _, v := range vs {
+	for i, v := range vs {
+		if i > 0 {
+			if err := q.s.checkAdd(ctx); err != nil {
+				return out, err
+			}
+		}
 		if err := q.newEntry(&e, v, opts); err != nil {
 			return out, err
 		}
