@@ -2,7 +2,6 @@ package sched
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"math"
 	"runtime/debug"
@@ -147,8 +146,9 @@ func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer
 
 // admit returns a permit for a batch of q: at once if the governor admits,
 // else after waiting in its line (woken by a sample or a released permit),
-// or ctx's error. A queue whose weight the governor can never grant, or a
-// stopped governor, is warned about and skipped for a second.
+// or ctx's error. A queue whose weight the governor can never grant, a
+// stopped governor, or any other error of its Acquire (a Governor not made
+// by New) is warned about and the queue skipped for a second.
 func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -161,10 +161,10 @@ func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error
 	}
 	p, err := s.gov.Acquire(ctx, q.name, q.weight)
 	if err != nil && ctx.Err() == nil {
-		if errors.Is(err, governor.ErrInvalidWeight) || errors.Is(err, governor.ErrStopped) {
-			s.warn("the governor refuses the queue's batches", q.name, err)
-			q.blockedUntil.Store(s.ns(s.clock.Now().Add(time.Second)))
-		}
+		// ErrInvalidWeight, ErrStopped, or a Governor not made by New:
+		// any error not ctx's would otherwise be retried in a hot loop.
+		s.warn("the governor refuses the queue's batches", q.name, err)
+		q.blockedUntil.Store(s.ns(s.clock.Now().Add(time.Second)))
 	}
 	return p, err
 }
