@@ -98,9 +98,10 @@
 // ends); a metric that panics switches its queue's metrics off; a Clock
 // that panics, or whose timer does, is replaced by the system clock (see
 // Config.Clock); a retry policy's Delay that panics fails the entry; a
-// Config.Governor that panics as a loop asks it for a permit is logged and
-// the queue left alone for a second. Each is logged, the backend's, the
-// governor's and the Clock's with their stacks.
+// Config.Governor that panics or fails (stopped, a Weight it can never
+// grant, a Governor not made by New) as a loop asks it for a permit is
+// logged and the queue left alone for a second. Each is logged, the
+// backend's, the governor's and the Clock's panics with their stacks.
 //
 // The same holds when one of these ends the goroutine that called it
 // (runtime.Goexit), which no deferred call can stop: the scheduling loop,
