@@ -2,8 +2,6 @@ package sched_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/jobkit/jobkit/internal/testkit"
@@ -16,7 +14,7 @@ import (
 // panic. Before, it succeeded. The test runs in a child process with that
 // setting.
 func TestAHandlersPanicNilUnderGODEBUGFails(t *testing.T) {
-	if os.Getenv("JOBKIT_PANICNIL_CHILD") == "1" {
+	if testkit.InChild(t, "GODEBUG=panicnil=1") {
 		s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
 		ran := make(chan int, 2)
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
@@ -36,11 +34,5 @@ func TestAHandlersPanicNilUnderGODEBUGFails(t *testing.T) {
 		if e.State != sched.StateFailed || len(e.Errors) != 1 || !e.Errors[0].Panic {
 			t.Errorf("entry %v with errors %+v, want failed with a panic", e.State, e.Errors)
 		}
-		return
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestAHandlersPanicNilUnderGODEBUGFails$", "-test.v")
-	cmd.Env = append(os.Environ(), "JOBKIT_PANICNIL_CHILD=1", "GODEBUG=panicnil=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("child failed: %v\n%s", err, out)
 	}
 }

@@ -3,6 +3,9 @@
 package testkit
 
 import (
+	"os"
+	"os/exec"
+	"regexp"
 	"testing"
 	"time"
 )
@@ -39,3 +42,24 @@ func (e *Cycle) Unwrap() error { return e }
 
 // NilValue returns nil, for a test's panic(nil) that linters do not flag.
 func NilValue() any { return nil }
+
+// InChild runs the calling test again, alone, in a child process whose
+// environment adds env (NAME=value pairs) and a marker, and fails tb if the
+// child fails, with the start of its output. In the child it returns true
+// at once: the test then does its work there, and returns (or exits) when
+// done. It is for what must not happen in the test binary itself: a
+// process-wide GODEBUG setting, or a crash that no recover catches. The
+// calling test must be a top-level test.
+func InChild(tb testing.TB, env ...string) bool {
+	tb.Helper()
+	const marker = "JOBKIT_TESTKIT_CHILD"
+	if os.Getenv(marker) == tb.Name() {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(tb.Name())+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(append(os.Environ(), marker+"="+tb.Name()), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("the child process failed: %v\n%.2000s", err, out)
+	}
+	return false
+}
