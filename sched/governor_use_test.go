@@ -173,3 +173,109 @@ func heavyQueuesAndALightOne(t *testing.T, late bool) {
 		}
 	})
 }
+
+// countingClock is the system clock (the bubble's, under synctest) that
+// counts its readings.
+type countingClock struct{ n atomic.Int64 }
+
+func (c *countingClock) Now() time.Time { c.n.Add(1); return time.Now() }
+func (c *countingClock) NewTimer() sched.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return timeTimer{t}
+}
+
+// timeTimer is a *time.Timer as a sched.Timer.
+type timeTimer struct{ t *time.Timer }
+
+func (t timeTimer) C() <-chan time.Time   { return t.t.C }
+func (t timeTimer) Reset(d time.Duration) { t.t.Reset(d) }
+func (t timeTimer) Stop()                 { t.t.Stop() }
+
+// While the governor refuses, a stream of adds to a queue already ready
+// costs the scheduling loops waiting in its line nothing: only a queue
+// that may have become ready takes them out of the line to look again.
+func TestAddsToAReadyQueueLeaveWaitingLoopsAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		sampler := &fakeSampler{}
+		sampler.cpu.Store(95)
+		g, err := governor.New(governor.Config{Sampler: sampler, Interval: time.Second, MaxCPUPercent: 80, Slots: 4, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer g.Stop(ctx)
+		clock := &countingClock{}
+		s := must.New(t, sched.Config{Workers: 4, Governor: g, Clock: clock, Logger: quiet})
+		a := must.Queue(t, s, "a", sched.QueueConfig[int, int]{Handler: nop[int, int]})
+		b := must.Queue(t, s, "b", sched.QueueConfig[int, int]{Handler: nop[int, int]})
+		must.Add(t, a, 0)
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop(ctx)
+		must.Add(t, b, 0) // b becomes ready: the loops look again
+		synctest.Wait()   // and wait in the line again
+		before := clock.n.Load()
+		for i := 1; i <= 1000; i++ {
+			must.Add(t, b, i)
+			synctest.Wait() // the loops do what the add made them do
+		}
+		// An add reads the clock once; the loops, not at all.
+		if n := clock.n.Load() - before; n > 1100 {
+			t.Errorf("1,000 adds to a ready queue read the clock %d times while the governor refused: the loops looked again for each", n)
+		}
+	})
+}
+
+// busySampler reads 400 bytes of memory free of 1000, and a CPU the test
+// sets.
+type busySampler struct{ cpu atomic.Int64 }
+
+func (b *busySampler) Sample(context.Context) (governor.Reading, error) {
+	return governor.Reading{CPUPercent: float64(b.cpu.Load()), CPUCores: 2, MemoryLimit: 1000, MemoryUsed: 600, MemoryAvailable: 400}, nil
+}
+
+// When the governor refused every queue and the loops wait in its line for
+// heavy queues, its next sample that admits the light queue's batches
+// (though still not the heavy ones') takes them out of the line to serve
+// the light queue: a loop waits for the governor's next change, not only
+// for its own queue's grant.
+func TestASampleThatAdmitsALightQueueWakesTheLoops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		sampler := &busySampler{}
+		sampler.cpu.Store(95)
+		g, err := governor.New(governor.Config{Sampler: sampler, Interval: time.Second, MaxCPUPercent: 80, MaxMemoryPercent: 100, Slots: 4, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer g.Stop(ctx)
+		s := must.New(t, sched.Config{Workers: 4, Governor: g, Logger: quiet})
+		heavy := sched.QueueConfig[int, int]{Handler: nop[int, int], Weight: governor.Weight{Memory: 500}}
+		must.Add(t, must.Queue(t, s, "heavy1", heavy), 1)
+		must.Add(t, must.Queue(t, s, "heavy2", heavy), 1)
+		var runs atomic.Int64
+		must.Add(t, must.Queue(t, s, "light", sched.QueueConfig[int, int]{Handler: sleeper(0, &runs)}), 1)
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop(ctx)
+		time.Sleep(10 * time.Second)
+		if runs.Load() != 0 {
+			t.Fatal("the light job ran while the governor refused every batch")
+		}
+		sampler.cpu.Store(10)
+		time.Sleep(2 * time.Second) // the next sample admits the light batch
+		synctest.Wait()
+		if runs.Load() != 1 {
+			t.Fatalf("the light job has not run after a sample that admits it; governor: %v", g.Snapshot())
+		}
+	})
+}
