@@ -152,11 +152,10 @@ func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer
 // admits; else, if the governor admits a batch of another ready queue at
 // once, a permit for that one, which st then serves (st.q keeps its place:
 // its charge is given back); else after waiting in the governor's line for
-// st.q, or ctx's error. A queue that may have become ready (an add, a
-// resume) or a change of the governor's (its next sample, a released
-// permit) takes the wait out of the line to look again (errWoken), so that
-// a queue whose batches do not fit cannot hold every loop while another's
-// would: the loops wait on activity, and never poll. A queue whose
+// st.q (woken by a sample or a released permit), or ctx's error. While it
+// waits, a queue that may have become ready (an add, a resume) takes it
+// out of the line to look again (errWoken), so that a queue whose batches
+// do not fit cannot hold every loop while others' would. A queue whose
 // weight the governor can never grant, a stopped governor, or any other
 // error of its Acquire (a Governor not made by New) is warned about and
 // the queue skipped for a second.
@@ -170,21 +169,10 @@ func (s *Scheduler) admit(ctx context.Context, st *loopStep) (governor.Permit, e
 	if p, ok := s.gov.TryAcquire(q.name, q.weight); ok {
 		return p, nil
 	}
-	// Parked, and the governor's next change taken, before the last look:
-	// a queue made ready after it (see wakeParked), or a change of the
-	// governor's that may let another queue's batch in (a sample, a
-	// released permit), takes the wait below out of the line to look
-	// again.
+	// Parked before the last look, so that a queue made ready after it
+	// wakes the wait below (see wakeParked).
 	pctx, pk := s.park(ctx, q)
 	defer s.unpark(pk)
-	changed := s.gov.Changed()
-	go func() {
-		select {
-		case <-changed:
-			pk.cancel()
-		case <-pctx.Done():
-		}
-	}()
 	if r, charged, p := s.pickAdmitted(s.clock.Now(), st.q); r != nil {
 		s.charge(q, st.charged, 0, 0)
 		st.q, st.charged = r, charged

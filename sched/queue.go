@@ -484,16 +484,9 @@ func (q *Queue[T, K]) AddAll(ctx context.Context, vs []T, opts ...AddOption) ([]
 
 // notify is the backend's QueueInfo.Notify.
 func (q *Queue[T, K]) notify() {
-	n := q.notified.Add(1)
+	q.notified.Add(1)
 	q.s.wakeLoops()
-	if n-1 <= q.drained.Load() {
-		// The queue may have become ready only now: loops waiting in the
-		// governor's line for others look again. Adds to a queue already
-		// ready change nothing they looked at, and wake none of them, so
-		// that a stream of adds while the governor refuses costs no loop
-		// work.
-		q.s.wakeParked(&q.queueBase)
-	}
+	q.s.wakeParked(&q.queueBase)
 }
 
 // lowerDue makes the queue's due time at most t, and wakes the timekeeper
