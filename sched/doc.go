@@ -63,10 +63,7 @@
 //   - Admission: before it takes a batch, a loop asks the governor for a
 //     permit charged to the queue's name, held until the batch is done;
 //     while the governor refuses, the loops wait in its line and nothing
-//     spins. A loop refused for one queue serves another ready queue whose
-//     batch the governor admits at once, and one waiting in the line looks
-//     again when a queue may have become ready: a queue whose Weight does
-//     not fit holds no loop from a queue whose Weight does.
+//     spins.
 //   - Stop drains: nothing new starts, running handlers finish, claimed
 //     entries not started and delayed ones stay. StopAndCancel also
 //     cancels the running handlers' context; a run that ends because of it

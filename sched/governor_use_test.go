@@ -2,7 +2,6 @@ package sched_test
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -101,75 +100,6 @@ func TestASharedGovernorStoppedWhileRunning(t *testing.T) {
 		}
 		if snap := g.Snapshot(); true {
 			t.Logf("%v", snap)
-		}
-	})
-}
-
-// memSampler reads 400 bytes of memory free of 1000: a Weight of 500
-// fits the limit but not this reading.
-type memSampler struct{}
-
-func (memSampler) Sample(context.Context) (governor.Reading, error) {
-	// 400 bytes available of 1000: a Weight of 500 is valid (it fits the
-	// limit) but does not fit this reading.
-	return governor.Reading{CPUCores: 2, MemoryLimit: 1000, MemoryUsed: 600, MemoryAvailable: 400}, nil
-}
-
-// Queues whose Weight asks for more memory room than the reading leaves do
-// not starve a queue whose batches the governor admits, whether its job is
-// there before the loops park in the governor's line for the heavy queues
-// or comes after: a loop about to wait serves a ready queue the governor
-// admits at once, and one waiting is woken to look again when a queue may
-// have become ready. Before, each loop that picked a heavy queue sat in
-// Acquire for it, and once every loop had, none asked for the light queue
-// again: its job had not run a minute on.
-func TestHeavyQueuesDoNotStarveALightOne(t *testing.T) {
-	for _, late := range []bool{false, true} {
-		t.Run(fmt.Sprintf("light job added after the loops wait %v", late), func(t *testing.T) {
-			heavyQueuesAndALightOne(t, late)
-		})
-	}
-}
-
-func heavyQueuesAndALightOne(t *testing.T, late bool) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		g, err := governor.New(governor.Config{Sampler: memSampler{}, Interval: time.Second, MaxCPUPercent: 100, MaxMemoryPercent: 100, Slots: 4, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := g.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer g.Stop(ctx)
-		s := must.New(t, sched.Config{Workers: 4, Governor: g, Logger: quiet}) // Loops: 2
-		heavy := sched.QueueConfig[int, int]{Handler: nop[int, int], Weight: governor.Weight{Memory: 500}}
-		h1 := must.Queue(t, s, "heavy1", heavy)
-		h2 := must.Queue(t, s, "heavy2", heavy)
-		var runs atomic.Int64
-		light := must.Queue(t, s, "light", sched.QueueConfig[int, int]{Handler: sleeper(0, &runs)})
-		must.Add(t, h1, 1)
-		must.Add(t, h2, 1)
-		if late {
-			if err := s.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			synctest.Wait() // both loops wait in the governor's line
-		}
-		must.Add(t, light, 1)
-		if !late {
-			if err := s.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		defer s.Stop(ctx)
-		synctest.Wait()
-		if runs.Load() != 1 {
-			t.Fatalf("the light queue's job has not run; governor: %v", g.Snapshot())
-		}
-		time.Sleep(time.Minute)
-		if c := must.Counts(t, h1); c.Pending != 1 {
-			t.Errorf("heavy1 %+v, want its job still waiting for room", c)
 		}
 	})
 }

@@ -305,7 +305,6 @@ func (i *Inspector) setPaused(queue string, paused bool) error {
 	}
 	r.base().paused.Store(paused)
 	i.s.wakeLoops()
-	i.s.wakeParked(r.base())
 	return nil
 }
 

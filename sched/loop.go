@@ -1,13 +1,10 @@
 package sched
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"log/slog"
 	"math"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"github.com/jobkit/jobkit/internal/sat"
@@ -80,12 +77,11 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 		}
 		st.q, st.charged = q, charged
 		st.unlisten(s)
-		permit, err := s.admit(ctx, &st)
+		permit, err := s.admit(ctx, q)
 		if err != nil {
 			st.undo(s)
 			continue
 		}
-		q, charged = st.q, st.charged // admit may serve another queue
 		st.permit = permit
 		w := s.dispatch(ctx, q, permit, charged)
 		if w == nil {
@@ -148,41 +144,23 @@ func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer
 	}
 }
 
-// admit returns a permit for a batch of st.q: at once if the governor
-// admits; else, if the governor admits a batch of another ready queue at
-// once, a permit for that one, which st then serves (st.q keeps its place:
-// its charge is given back); else after waiting in the governor's line for
-// st.q (woken by a sample or a released permit), or ctx's error. While it
-// waits, a queue that may have become ready (an add, a resume) takes it
-// out of the line to look again (errWoken), so that a queue whose batches
-// do not fit cannot hold every loop while others' would. A queue whose
-// weight the governor can never grant, a stopped governor, or any other
-// error of its Acquire (a Governor not made by New) is warned about and
-// the queue skipped for a second.
-func (s *Scheduler) admit(ctx context.Context, st *loopStep) (governor.Permit, error) {
+// admit returns a permit for a batch of q: at once if the governor admits,
+// else after waiting in its line (woken by a sample or a released permit),
+// or ctx's error. A queue whose weight the governor can never grant, a
+// stopped governor, or any other error of its Acquire (a Governor not made
+// by New) is warned about and the queue skipped for a second.
+func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error) {
 	defer func() {
 		if v := recover(); v != nil {
 			panic(&scope.PanicError{Value: v, Stack: debug.Stack()}) // for the loop's way out
 		}
 	}()
-	q := st.q.base()
+	q := r.base()
 	if p, ok := s.gov.TryAcquire(q.name, q.weight); ok {
 		return p, nil
 	}
-	// Parked before the last look, so that a queue made ready after it
-	// wakes the wait below (see wakeParked).
-	pctx, pk := s.park(ctx, q)
-	defer s.unpark(pk)
-	if r, charged, p := s.pickAdmitted(s.clock.Now(), st.q); r != nil {
-		s.charge(q, st.charged, 0, 0)
-		st.q, st.charged = r, charged
-		return p, nil
-	}
-	p, err := s.gov.Acquire(pctx, q.name, q.weight)
+	p, err := s.gov.Acquire(ctx, q.name, q.weight)
 	if err != nil && ctx.Err() == nil {
-		if pctx.Err() != nil {
-			return p, errWoken
-		}
 		// ErrInvalidWeight, ErrStopped, or a Governor not made by New:
 		// any error not ctx's would otherwise be retried in a hot loop.
 		s.warn("the governor refuses the queue's batches", q.name, err)
@@ -190,10 +168,6 @@ func (s *Scheduler) admit(ctx context.Context, st *loopStep) (governor.Permit, e
 	}
 	return p, err
 }
-
-// errWoken is admit's error when another queue may have become ready while
-// it waited in the governor's line: the loop looks again.
-var errWoken = errors.New("sched: woken to look again")
 
 // pick returns the ready queue to serve next and the slot-time it charged
 // it for the batch it is about to take; or nil and the earliest time
@@ -212,20 +186,6 @@ var errWoken = errors.New("sched: woken to look again")
 // ready queue j has used (priority j / priority q) times q's estimated
 // batch, plus one batch each: no queue starves.
 func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
-	r, charged, at, _ := s.pickIf(now, nil, false)
-	return r, charged, at
-}
-
-// pickAdmitted is pick among the ready queues but skip whose batches the
-// governor admits at once, in the order pick would serve them: the queue,
-// its charge and the permit; or nil.
-func (s *Scheduler) pickAdmitted(now time.Time, skip runner) (runner, time.Duration, governor.Permit) {
-	r, charged, _, p := s.pickIf(now, skip, true)
-	return r, charged, p
-}
-
-// pickIf is pick, and with admitted pickAdmitted.
-func (s *Scheduler) pickIf(now time.Time, skip runner, admitted bool) (runner, time.Duration, int64, governor.Permit) {
 	n := s.ns(now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -262,35 +222,18 @@ func (s *Scheduler) pickIf(now time.Time, skip runner, admitted bool) (runner, t
 			}
 			b.wasReady = true
 		}
-		if !admitted && (best == nil || b.pass < best.base().pass) {
+		if best == nil || b.pass < best.base().pass {
 			best, bestAt = s.queues[k], k
 		}
 	}
-	var permit governor.Permit
-	if admitted {
-		// In pick's order: by pass, and in round-robin order among equal
-		// passes (a stable sort of the list in that order).
-		slices.SortStableFunc(ready, func(a, b int) int {
-			return cmp.Compare(s.queues[a].base().pass, s.queues[b].base().pass)
-		})
-		for _, k := range ready {
-			if r := s.queues[k]; r != skip {
-				b := r.base()
-				if p, ok := s.gov.TryAcquire(b.name, b.weight); ok {
-					best, bestAt, permit = r, k, p
-					break
-				}
-			}
-		}
-	}
 	if best == nil {
-		return nil, 0, at, permit
+		return nil, 0, at
 	}
 	s.rr = (bestAt + 1) % len(s.queues)
 	b := best.base()
 	charged := b.estimate()
 	b.pass += charged.Seconds() / float64(b.priority)
-	return best, charged, 0, permit
+	return best, charged, 0
 }
 
 // ready reports whether q may have entries to dispatch at n (nanoseconds

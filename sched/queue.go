@@ -486,7 +486,6 @@ func (q *Queue[T, K]) AddAll(ctx context.Context, vs []T, opts ...AddOption) ([]
 func (q *Queue[T, K]) notify() {
 	q.notified.Add(1)
 	q.s.wakeLoops()
-	q.s.wakeParked(&q.queueBase)
 }
 
 // lowerDue makes the queue's due time at most t, and wakes the timekeeper
@@ -556,7 +555,6 @@ func (q *Queue[T, K]) Resume() {
 	q.paused.Store(false)
 	if q.s != nil {
 		q.s.wakeLoops()
-		q.s.wakeParked(&q.queueBase)
 	}
 }
 
@@ -574,7 +572,6 @@ func (q *Queue[T, K]) SetMaxConcurrency(n int) error {
 	}
 	q.maxConc.Store(int64(n))
 	q.s.wakeLoops()
-	q.s.wakeParked(&q.queueBase)
 	return nil
 }
 
@@ -590,7 +587,6 @@ func (q *Queue[T, K]) SetRate(r float64, burst int) error {
 	}
 	q.limiter.Store(lim)
 	q.s.wakeLoops()
-	q.s.wakeParked(&q.queueBase)
 	return nil
 }
 

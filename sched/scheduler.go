@@ -79,11 +79,6 @@ type Scheduler struct {
 	// channel in wakes (made by Start, one per loop).
 	waiters atomic.Int32
 	wakes   []chan struct{}
-	// Loops parked in the governor's line for one queue (see admit):
-	// parkedN counts them, parked holds them under parkedMu.
-	parkedN  atomic.Int32
-	parkedMu sync.Mutex
-	parked   []*parkedAdmit
 
 	// The timekeeper promotes delayed entries when they are due and deletes
 	// final entries when they expire, on one timer for all of them;
@@ -555,53 +550,6 @@ func (s *Scheduler) wakeLoops() {
 		select {
 		case c <- struct{}{}:
 		default:
-		}
-	}
-}
-
-// parkedAdmit is a loop waiting in the governor's line for a batch of q.
-type parkedAdmit struct {
-	q      *queueBase
-	cancel context.CancelFunc
-}
-
-// park registers a loop about to wait in the governor's line for q, and
-// returns the context to wait under, cancelled when another queue may have
-// become ready (wakeParked), and what unpark needs.
-func (s *Scheduler) park(ctx context.Context, q *queueBase) (context.Context, *parkedAdmit) {
-	pctx, cancel := context.WithCancel(ctx)
-	p := &parkedAdmit{q: q, cancel: cancel}
-	s.parkedMu.Lock()
-	s.parked = append(s.parked, p)
-	s.parkedMu.Unlock()
-	s.parkedN.Add(1)
-	return pctx, p
-}
-
-func (s *Scheduler) unpark(p *parkedAdmit) {
-	p.cancel()
-	s.parkedMu.Lock()
-	if i := slices.Index(s.parked, p); i >= 0 {
-		s.parked = slices.Delete(s.parked, i, i+1)
-	}
-	s.parkedMu.Unlock()
-	s.parkedN.Add(-1)
-}
-
-// wakeParked takes the loops that wait in the governor's line for queues
-// other than from (all of them for nil) out of it, to look again: from may
-// have become ready, and the governor may admit its batches though not
-// theirs. A change is published before wakeParked, and a loop parks before
-// its last look (see admit): one of the two sees the other.
-func (s *Scheduler) wakeParked(from *queueBase) {
-	if s.parkedN.Load() == 0 {
-		return
-	}
-	s.parkedMu.Lock()
-	defer s.parkedMu.Unlock()
-	for _, p := range s.parked {
-		if p.q != from {
-			p.cancel()
 		}
 	}
 }
