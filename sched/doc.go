@@ -63,7 +63,9 @@
 //   - Admission: before it takes a batch, a loop asks the governor for a
 //     permit charged to the queue's name, held until the batch is done;
 //     while the governor refuses, the loops wait in its line and nothing
-//     spins.
+//     spins. A loop waits for the queue it picked: queues whose Weight does
+//     not fit the governor's reading can hold every loop, and a queue whose
+//     batches would fit then waits too, until room appears (a known limit).
 //   - Stop drains: nothing new starts, running handlers finish, claimed
 //     entries not started and delayed ones stay. StopAndCancel also
 //     cancels the running handlers' context; a run that ends because of it
