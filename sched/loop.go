@@ -7,9 +7,8 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/jobkit/jobkit/internal/sat"
-
 	"github.com/jobkit/jobkit/governor"
+	"github.com/jobkit/jobkit/internal/sat"
 	"github.com/jobkit/jobkit/scope"
 )
 
