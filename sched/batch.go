@@ -216,7 +216,9 @@ func (b *batch[T, K]) run() (abandoned bool) {
 			// Once per run, at its start, without the lock: a metric
 			// that ends the goroutine here is a dependency's exit (a
 			// rerun), the handler not called yet.
-			m.waited(now.Sub(b.claims[i].readyAt()))
+			// Not below 0: a Clock that went back, or a backend's ReadyAt
+			// ahead of it, is no negative wait.
+			m.waited(max(now.Sub(b.claims[i].readyAt()), 0))
 		}
 		b.result = scope.ErrGoexit // what the run ends with if the handler ends the goroutine
 		running, cur = now, i

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/sched/internal/must"
+	"github.com/jobkit/jobkit/scope"
 )
 
 // invariants tracks what handlers see at once.
@@ -473,4 +474,37 @@ func TestAHangingMetricAfterAGoexitLetsStopAndCancelReturn(t *testing.T) {
 	if err := stopAndCancelSoon(t, s); !errors.Is(err, sched.ErrAbandoned) {
 		t.Errorf("StopAndCancel = %v, want ErrAbandoned", err)
 	}
+}
+
+// aheadBackend hands out claims whose ReadyAt is an hour ahead of the
+// clock, as a backend with a skewed clock would.
+type aheadBackend struct{ *sched.Memory[int, int] }
+
+func (b aheadBackend) Take(ctx context.Context, s *scope.Scope, r sched.TakeRequest, dst []sched.Claim[int, int]) ([]sched.Claim[int, int], error) {
+	n := len(dst)
+	dst, err := b.Memory.Take(ctx, s, r, dst)
+	for i := n; i < len(dst); i++ {
+		dst[i].ReadyAt = r.Now.Add(time.Hour)
+	}
+	return dst, err
+}
+
+// A ReadyAt ahead of the run's start is a wait of 0, not a negative one.
+func TestLatencyIsNeverNegative(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newGauges()
+		s := must.New(t, sched.Config{Workers: 1, Metrics: r, Logger: quiet})
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: nop[int, int], Backend: aheadBackend{sched.NewMemory[int, int]()}})
+		must.Add(t, q, 1)
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if err := s.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if lat := r.observations("latency"); len(lat) != 1 || lat[0] != 0 {
+			t.Errorf("latencies %v, want one of 0", lat)
+		}
+	})
 }
