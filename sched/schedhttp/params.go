@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -312,8 +313,15 @@ func bodyError(err error) error {
 	return bad("malformed JSON body: %v", err)
 }
 
-// bodyFields are the names of filterBody's fields in JSON.
-var bodyFields = []string{pQueue, pState, pPrefix, pFrom, pTo, pReset}
+// bodyFields are the names of filterBody's fields in JSON, from its tags.
+var bodyFields = func() []string {
+	t := reflect.TypeFor[filterBody]()
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return names
+}()
 
 // checkFields refuses a JSON body whose object names a field twice or by
 // other than its exact name. encoding/json would take the last of repeated
