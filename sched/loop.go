@@ -199,6 +199,14 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
 		k := (s.rr + i) % len(s.queues)
 		q := s.queues[k]
 		b := q.base()
+		if b.dispatching.Load() {
+			// Served by another loop: not picked, but not idle either,
+			// so it keeps its pass.
+			if b.wasReady && b.pass < continued {
+				continued = b.pass
+			}
+			continue
+		}
 		ok, when := b.ready(n)
 		if !ok {
 			b.wasReady = false
@@ -238,8 +246,8 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
 // ready reports whether q may have entries to dispatch at n (nanoseconds
 // since the epoch), and if not, when it may (0: not without a wakeup).
 func (q *queueBase) ready(n int64) (bool, int64) {
-	if q.paused.Load() || q.dispatching.Load() {
-		return false, 0 // resumed, or dispatched by another loop: that loop goes on
+	if q.paused.Load() {
+		return false, 0 // resumed: Resume wakes the loops
 	}
 	if q.blocked(n) {
 		return false, q.blockedUntil.Load()
