@@ -61,11 +61,17 @@
 //   - Groups: entries that share a group are taken together and run by one
 //     worker, in order; two batches of a group never run at once.
 //   - Admission: before it takes a batch, a loop asks the governor for a
-//     permit charged to the queue's name, held until the batch is done;
-//     while the governor refuses, the loops wait in its line and nothing
-//     spins. A loop waits for the queue it picked: queues whose Weight does
-//     not fit the governor's reading can hold every loop, and a queue whose
-//     batches would fit then waits too, until room appears (a known limit).
+//     permit charged to the queue's name, held until the batch is done.
+//     If the governor does not admit it at once, the batch waits in the
+//     governor's line in a goroutine of its own, with a worker reserved for
+//     it, and the loop goes on to other queues: a queue whose Weight does
+//     not fit the reading holds its place in the line (so that lighter work
+//     cannot starve it: see governor.Governor.Acquire and Config.MaxHold),
+//     not a loop, and the queues the governor admits are served meanwhile.
+//     A queue has at most one batch in the line, and each holds a worker:
+//     with as many queues in the line as workers, the others wait for a
+//     worker. While the governor refuses, nothing is dispatched and nothing
+//     spins.
 //   - Stop drains: nothing new starts, running handlers finish, claimed
 //     entries not started and delayed ones stay. StopAndCancel also
 //     cancels the running handlers' context; a run that ends because of it

@@ -14,7 +14,8 @@ import (
 
 // loop is a scheduling loop: while a worker is idle, it picks a ready
 // queue, asks the governor for a permit charged to the queue's name, takes
-// a batch and hands it to the worker. With nothing to do it waits for a
+// a batch and hands it to the worker; a batch the governor makes wait
+// waits in a goroutine of its own (see awaitAdmission). With nothing to do it waits for a
 // wakeup, the time the next entry is due or a rate limit refills, or ctx;
 // it never polls. If a dependency ends its goroutine (runtime.Goexit in a
 // Clock, a backend or the governor) or the governor panics, what the loop
@@ -26,7 +27,7 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 	defer func() {
 		if !normal {
 			v := recover()
-			p, ok := v.(*scope.PanicError) // the governor's, from admit
+			p, ok := v.(*scope.PanicError) // the governor's, from tryAdmit
 			if v != nil && !ok {
 				panic(v) // not a dependency's: the loop's own bug
 			}
@@ -76,20 +77,89 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 		}
 		st.q, st.charged = q, charged
 		st.unlisten(s)
-		permit, err := s.admit(ctx, q)
-		if err != nil {
-			st.undo(s)
+		permit, ok := s.tryAdmit(q)
+		if !ok {
+			// The governor makes the batch wait: the step goes on in a
+			// goroutine of its own, which keeps the queue's place in the
+			// governor's line, and this loop serves other queues.
+			s.awaitAdmission(ctx, &st)
 			continue
 		}
 		st.permit = permit
-		w := s.dispatch(ctx, q, permit, charged)
-		if w == nil {
-			st.undo(s)
-			continue
-		}
-		st = loopStep{}
-		s.workCh <- w // a worker is reserved: it takes it at once
+		s.serve(ctx, &st)
 	}
+}
+
+// serve takes the batch of the step st, which holds a worker, the queue it
+// picked and a permit, and hands it to the worker; or, with nothing taken,
+// gives back what st holds. st is empty then.
+func (s *Scheduler) serve(ctx context.Context, st *loopStep) {
+	w := s.dispatch(ctx, st.q, st.permit, st.charged)
+	if w == nil {
+		st.undo(s)
+		return
+	}
+	*st = loopStep{}
+	s.workCh <- w // a worker is reserved: it takes it at once
+}
+
+// awaitAdmission hands the step st, refused by the governor's TryAcquire,
+// to a goroutine of its own that waits in the governor's line for the
+// queue's permit and then serves it; st is empty then. The queue is not
+// picked meanwhile (see queueBase.ready): it waits in the line once, with
+// one worker reserved for it, and the loops serve the queues the governor
+// admits, a light queue's batches among them while a heavy queue's Weight
+// does not fit. The goroutine counts as a loop (s.loops), so that Stop,
+// which cancels ctx, waits for it.
+func (s *Scheduler) awaitAdmission(ctx context.Context, st *loopStep) {
+	own := *st
+	*st = loopStep{}
+	own.q.base().admitting.Store(true)
+	s.loops.Add(1)
+	go s.admission(ctx, own)
+}
+
+// admission is the goroutine of awaitAdmission. If a dependency panics or
+// ends it (the governor, the Clock, the backend's Take outside call's
+// guard), what it held is given back and the queue left alone for a
+// second, as a loop does.
+func (s *Scheduler) admission(ctx context.Context, st loopStep) {
+	q := st.q.base()
+	normal := false
+	defer func() {
+		if !normal {
+			v := recover()
+			p, ok := v.(*scope.PanicError) // the governor's, from acquire
+			if v != nil && !ok {
+				panic(v) // not a dependency's: the scheduler's own bug
+			}
+			if p != nil || !q.blocked(s.ns(s.clock.Now())) {
+				if p == nil {
+					p = &scope.PanicError{Value: exitValue(nil), Stack: debug.Stack()}
+				}
+				s.containStack(q, "a dependency panicked or ended the goroutine waiting for the governor", p)
+			}
+			st.undo(s)
+		}
+		q.admitting.Store(false)
+		s.wakeLoops() // the queue may be picked again
+		s.loops.Done()
+	}()
+	permit, err := s.acquire(ctx, st.q)
+	if err != nil {
+		st.undo(s)
+		normal = true
+		return
+	}
+	st.permit = permit
+	if q.paused.Load() {
+		// Paused while it waited, which may be long: nothing is taken.
+		st.undo(s)
+		normal = true
+		return
+	}
+	s.serve(ctx, &st)
+	normal = true
 }
 
 // loopStep is what a scheduling loop holds in the step it is in, so that
@@ -143,21 +213,24 @@ func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer
 	}
 }
 
-// admit returns a permit for a batch of q: at once if the governor admits,
-// else after waiting in its line (woken by a sample or a released permit),
-// or ctx's error. A queue whose weight the governor can never grant, a
-// stopped governor, or any other error of its Acquire (a Governor not made
-// by New) is warned about and the queue skipped for a second.
-func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error) {
-	defer func() {
-		if v := recover(); v != nil {
-			panic(&scope.PanicError{Value: v, Stack: debug.Stack()}) // for the loop's way out
-		}
-	}()
+// tryAdmit returns a permit for a batch of q if the governor admits it at
+// once. A panic of the governor's is a *scope.PanicError, for the way out
+// of the loop or admission.
+func (s *Scheduler) tryAdmit(r runner) (governor.Permit, bool) {
+	defer repanic()
 	q := r.base()
-	if p, ok := s.gov.TryAcquire(q.name, q.weight); ok {
-		return p, nil
-	}
+	return s.gov.TryAcquire(q.name, q.weight)
+}
+
+// acquire waits in the governor's line for a permit for a batch of q
+// (woken by a sample or a released permit) and returns it, or an error:
+// ctx's, or one of the governor's. A queue whose weight the governor can
+// never grant, a stopped governor, or any other error of its Acquire (a
+// Governor not made by New) is warned about and the queue skipped for a
+// second.
+func (s *Scheduler) acquire(ctx context.Context, r runner) (governor.Permit, error) {
+	defer repanic()
+	q := r.base()
 	p, err := s.gov.Acquire(ctx, q.name, q.weight)
 	if err != nil && ctx.Err() == nil {
 		// ErrInvalidWeight, ErrStopped, or a Governor not made by New:
@@ -166,6 +239,15 @@ func (s *Scheduler) admit(ctx context.Context, r runner) (governor.Permit, error
 		q.blockedUntil.Store(s.ns(s.clock.Now().Add(time.Second)))
 	}
 	return p, err
+}
+
+// repanic, deferred, turns a panic into a *scope.PanicError with the stack
+// where it happened, which tells the way out of a loop or an admission
+// that a dependency panicked.
+func repanic() {
+	if v := recover(); v != nil {
+		panic(&scope.PanicError{Value: v, Stack: debug.Stack()})
+	}
 }
 
 // pick returns the ready queue to serve next and the slot-time it charged
@@ -199,9 +281,10 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
 		k := (s.rr + i) % len(s.queues)
 		q := s.queues[k]
 		b := q.base()
-		if b.dispatching.Load() {
-			// Served by another loop: not picked, but not idle either,
-			// so it keeps its pass.
+		if b.dispatching.Load() || b.admitting.Load() {
+			// Served by another loop, or waiting in the governor's line
+			// (see awaitAdmission): not picked, but not idle either, so
+			// it keeps its pass.
 			if b.wasReady && b.pass < continued {
 				continued = b.pass
 			}

@@ -149,6 +149,9 @@ type queueBase struct {
 	// than wait for it.
 	dmu         sync.Mutex
 	dispatching atomic.Bool
+	// admitting is set while a goroutine of awaitAdmission waits in the
+	// governor's line for the queue, so that the loops pick other queues.
+	admitting atomic.Bool
 
 	// notified counts the backend's notifications; drained is the count
 	// seen before the last take that found nothing more to take. The queue

@@ -406,6 +406,7 @@ func (s *Scheduler) halt(cancel bool) (started bool) {
 var ownGoroutines = map[string]bool{
 	"github.com/jobkit/jobkit/sched.(*Scheduler).worker":      true,
 	"github.com/jobkit/jobkit/sched.(*Scheduler).loop":        true,
+	"github.com/jobkit/jobkit/sched.(*Scheduler).admission":   true,
 	"github.com/jobkit/jobkit/sched.(*Scheduler).timekeeper":  true,
 	"github.com/jobkit/jobkit/sched.(*Scheduler).metricsLoop": true,
 	"github.com/jobkit/jobkit/sched.onBehalf":                 true,
