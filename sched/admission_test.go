@@ -15,7 +15,8 @@ import (
 	"github.com/jobkit/jobkit/sched/internal/must"
 )
 
-// memSampler reads memSampler bytes of memory free of 1000, 2 cores idle.
+// memSampler reads a machine with 2 idle cores and memSampler bytes of
+// memory free of 1000.
 type memSampler int64
 
 func (m memSampler) Sample(context.Context) (governor.Reading, error) {

@@ -38,21 +38,13 @@ func TestAGovernorNotMadeByNewDoesNotSpinTheLoops(t *testing.T) {
 	})
 }
 
-// roomySampler reads a machine with room to spare: 2 cores, 400 bytes of
-// memory free of 1000.
-type roomySampler struct{}
-
-func (roomySampler) Sample(context.Context) (governor.Reading, error) {
-	return governor.Reading{CPUCores: 2, MemoryLimit: 1000, MemoryUsed: 600, MemoryAvailable: 400}, nil
-}
-
 // A governor shared by two schedulers and stopped while they run: nothing
 // more is admitted, nothing spins, both Stops return, and the permits of
 // the runs under way are released.
 func TestASharedGovernorStoppedWhileRunning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		g, err := governor.New(governor.Config{Sampler: roomySampler{}, Interval: time.Second, MaxCPUPercent: 100, MaxMemoryPercent: 100, Slots: 2, Logger: quiet})
+		g, err := governor.New(governor.Config{Sampler: memSampler(400), Interval: time.Second, MaxCPUPercent: 100, MaxMemoryPercent: 100, Slots: 2, Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,24 +26,7 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 	normal := false
 	defer func() {
 		if !normal {
-			v := recover()
-			p, ok := v.(*scope.PanicError) // the governor's, from tryAdmit
-			if v != nil && !ok {
-				panic(v) // not a dependency's: the loop's own bug
-			}
-			if q := st.q; q != nil && (p != nil || !q.base().blocked(s.ns(s.clock.Now()))) {
-				// The governor panicked, or a dependency (the governor,
-				// the Clock) ended the goroutine, while the loop served
-				// q (not the backend's Take: call contained that one):
-				// the queue is left alone for a second, so that one that
-				// does so every time does not have loops respawned in a
-				// hot loop.
-				if p == nil {
-					p = &scope.PanicError{Value: exitValue(nil), Stack: debug.Stack()}
-				}
-				s.containStack(q.base(), "a dependency panicked or ended the scheduling loop's goroutine", p)
-			}
-			st.undo(s)
+			st.fault(s, recover(), "a dependency panicked or ended the scheduling loop's goroutine")
 			if ctx.Err() == nil {
 				go s.loop(ctx, self) // in this one's place: s.loops does not change
 				return
@@ -128,37 +111,19 @@ func (s *Scheduler) admission(ctx context.Context, st loopStep) {
 	normal := false
 	defer func() {
 		if !normal {
-			v := recover()
-			p, ok := v.(*scope.PanicError) // the governor's, from acquire
-			if v != nil && !ok {
-				panic(v) // not a dependency's: the scheduler's own bug
-			}
-			if p != nil || !q.blocked(s.ns(s.clock.Now())) {
-				if p == nil {
-					p = &scope.PanicError{Value: exitValue(nil), Stack: debug.Stack()}
-				}
-				s.containStack(q, "a dependency panicked or ended the goroutine waiting for the governor", p)
-			}
-			st.undo(s)
+			st.fault(s, recover(), "a dependency panicked or ended the goroutine waiting for the governor")
 		}
 		q.admitting.Store(false)
 		s.wakeLoops() // the queue may be picked again
 		s.loops.Done()
 	}()
-	permit, err := s.acquire(ctx, st.q)
-	if err != nil {
+	var err error
+	st.permit, err = s.acquire(ctx, st.q)
+	if err != nil || q.paused.Load() { // paused while it waited, which may be long: nothing is taken
 		st.undo(s)
-		normal = true
-		return
+	} else {
+		s.serve(ctx, &st)
 	}
-	st.permit = permit
-	if q.paused.Load() {
-		// Paused while it waited, which may be long: nothing is taken.
-		st.undo(s)
-		normal = true
-		return
-	}
-	s.serve(ctx, &st)
 	normal = true
 }
 
@@ -184,6 +149,28 @@ func (st *loopStep) unreserve(s *Scheduler) {
 		s.unreserveWorker()
 		st.reserved = false
 	}
+}
+
+// fault is the way out of a loop or an admission that a panic with value
+// v (nil: runtime.Goexit) ends in the step st. A *scope.PanicError is a
+// dependency's (the governor's, from tryAdmit or acquire), and so is a
+// Goexit (the governor, the Clock): unless the queue is already left alone
+// (the backend's Take, which call contained), it is left alone for a
+// second, so that a dependency that does so every time does not have the
+// goroutine respawned in a hot loop; what the step holds is given back.
+// Any other panic is the scheduler's own bug, and goes on.
+func (st *loopStep) fault(s *Scheduler, v any, msg string) {
+	p, ok := v.(*scope.PanicError)
+	if v != nil && !ok {
+		panic(v)
+	}
+	if q := st.q; q != nil && (p != nil || !q.base().blocked(s.ns(s.clock.Now()))) {
+		if p == nil {
+			p = &scope.PanicError{Value: exitValue(nil), Stack: debug.Stack()}
+		}
+		s.containStack(q.base(), msg, p)
+	}
+	st.undo(s)
 }
 
 // undo gives back what the step holds.
