@@ -1,0 +1,108 @@
+package sched_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
+)
+
+// Ties of virtual time go round robin: a queue that becomes ready while
+// another runs starts at that queue's virtual time, a tie, and is served
+// next rather than the queue just served. (From mutation testing: pick
+// setting its round-robin start to the queue it picked, bestAt, instead of
+// the one after it, survived every test: the queue just served won every
+// tie.)
+func TestATieGoesToTheQueueNotJustServed(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
+		gate := make(chan struct{})
+		var (
+			mu    sync.Mutex
+			order []string
+		)
+		handler := func(name string) sched.Handler[int, int] {
+			return func(_ context.Context, j *sched.Job[int, int]) error {
+				mu.Lock()
+				order = append(order, name+string(rune('0'+j.Key)))
+				mu.Unlock()
+				if name == "a" && j.Key == 1 {
+					<-gate
+				}
+				return nil
+			}
+		}
+		a := must.Queue(t, s, "a", sched.QueueConfig[int, int]{BatchSize: 1, Handler: handler("a")})
+		b := must.Queue(t, s, "b", sched.QueueConfig[int, int]{BatchSize: 1, Handler: handler("b")})
+		must.Add(t, a, 1)
+		synctest.Wait() // a1 runs on the only worker
+		must.Add(t, a, 2)
+		must.Add(t, a, 3)
+		must.Add(t, b, 1)
+		synctest.Wait()
+		close(gate)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if want := []string{"a1", "b1", "a2", "a3"}; !slices.Equal(order, want) {
+			t.Errorf("runs %v, want %v: b, ready at a's virtual time, lost the tie to a, just served", order, want)
+		}
+	})
+}
+
+// A queue that becomes ready after being idle starts at the smallest
+// virtual time of the queues that stayed ready, so idleness earns no
+// credit: b, idle while a ran ten batches, shares the worker with a once
+// both wait, rather than running all its entries first. (From mutation
+// testing: pick without raising a newly ready queue's pass to that of
+// the queues that stayed ready survived every test.)
+func TestIdlenessEarnsNoCredit(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
+		gate := make(chan struct{})
+		var (
+			mu    sync.Mutex
+			order []string
+		)
+		handler := func(name string) sched.Handler[int, int] {
+			return func(_ context.Context, j *sched.Job[int, int]) error {
+				mu.Lock()
+				order = append(order, name+strconv.Itoa(j.Key))
+				mu.Unlock()
+				if name == "a" && j.Key == 11 {
+					<-gate
+				}
+				return nil
+			}
+		}
+		a := must.Queue(t, s, "a", sched.QueueConfig[int, int]{BatchSize: 1, Handler: handler("a")})
+		b := must.Queue(t, s, "b", sched.QueueConfig[int, int]{BatchSize: 1, Handler: handler("b")})
+		for k := 1; k <= 10; k++ {
+			must.Add(t, a, k)
+		}
+		synctest.Wait() // a ran ten batches; b was idle
+		must.Add(t, a, 11)
+		synctest.Wait() // a11 holds the only worker
+		for k := 12; k <= 14; k++ {
+			must.Add(t, a, k)
+		}
+		for k := 1; k <= 4; k++ {
+			must.Add(t, b, k)
+		}
+		synctest.Wait()
+		close(gate)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if i, j := slices.Index(order, "a12"), slices.Index(order, "b4"); i < 0 || j < 0 || i > j {
+			t.Errorf("runs %v: all of b's ran before a's next; want them to share the worker (b's idleness earns no credit)", order[10:])
+		}
+	})
+}
