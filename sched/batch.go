@@ -300,12 +300,14 @@ func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
 	if m := q.metrics; m != nil {
 		m.runStarted(b, now)
 	}
-	b.job = Job[T, K]{
-		ID: c.ID, Key: c.Key, Payload: c.Payload, Queue: q.name, Group: c.Group,
-		Attempt: c.Attempts + 1, Reruns: c.Reruns, Rescues: c.Rescues,
-		EnqueuedAt: c.EnqueuedAt, StartedAt: now,
-		b: b, gen: c.Gen,
-	}
+	// Field by field: every field is set (settle cleared the Job), and a
+	// composite literal would be built aside and copied with its write
+	// barriers, on the path of every job.
+	j := &b.job
+	j.ID, j.Key, j.Payload, j.Queue, j.Group = c.ID, c.Key, c.Payload, q.name, c.Group
+	j.Attempt, j.Reruns, j.Rescues = c.Attempts+1, c.Reruns, c.Rescues
+	j.EnqueuedAt, j.StartedAt = c.EnqueuedAt, now
+	j.b, j.gen = b, c.Gen
 	return true, true
 }
 
