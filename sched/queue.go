@@ -372,7 +372,14 @@ func (q *Queue[T, K]) Add(ctx context.Context, v T, opts ...AddOption) (ID, bool
 	if err := q.newEntry(&e, v, opts); err != nil {
 		return 0, false, err
 	}
-	return q.add(ctx, &e)
+	// Not add(ctx, &e): the backend gets its copy of e straight from this
+	// frame, where through a pointer it went through a temporary first.
+	id, added, err := q.backend.Add(ctx, e)
+	if err != nil || !added {
+		return id, added, err
+	}
+	q.added(&e)
+	return id, true, nil
 }
 
 func (q *Queue[T, K]) add(ctx context.Context, e *NewEntry[T, K]) (ID, bool, error) {
@@ -380,13 +387,18 @@ func (q *Queue[T, K]) add(ctx context.Context, e *NewEntry[T, K]) (ID, bool, err
 	if err != nil || !added {
 		return id, added, err
 	}
+	q.added(e)
+	return id, true, nil
+}
+
+// added is what an add does once the backend added e.
+func (q *Queue[T, K]) added(e *NewEntry[T, K]) {
 	if e.RunAt.After(e.Now) {
 		q.lowerDue(e.RunAt)
 	}
 	if m := q.metrics; m != nil {
 		m.added()
 	}
-	return id, true, nil
 }
 
 // keyAndGroup returns v's key and group. A panic of the queue's Key or
@@ -418,7 +430,10 @@ func (q *Queue[T, K]) newEntry(e *NewEntry[T, K], v T, opts []AddOption) error {
 		return fmt.Errorf("%w: key %s is not equal to itself or cannot be hashed", ErrInvalid, keys.Describe(k))
 	}
 	now := q.s.clock.Now()
-	*e = NewEntry[T, K]{Key: k, Payload: v, Priority: q.priority, Now: now, Group: group}
+	// Field by field, as batch.start fills a Job: a composite literal
+	// is built aside and copied in.
+	e.Key, e.Payload, e.Priority, e.Group, e.Now = k, v, q.priority, group, now
+	e.RunAt, e.Disabled, e.Retry = time.Time{}, false, nil
 	for i := range opts {
 		o := &opts[i]
 		switch o.kind {
