@@ -349,7 +349,10 @@ var done = func() context.Context {
 	return ctx
 }()
 
-// Take implements Backend.
+// Take implements Backend. The claims are built after the lock is let go
+// of, from what the take recorded under it (see take.snap): the entries'
+// other fields do not change while the take holds them, and the take's
+// Finalize and Expired wait for the building to end (take.building).
 func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, dst []Claim[T, K]) ([]Claim[T, K], error) {
 	if ctx == nil {
 		return dst, errNilCtx
@@ -357,21 +360,39 @@ func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, 
 	if r.Max < 1 {
 		return dst, fmt.Errorf("%w: Take of %d entries", ErrInvalid, r.Max)
 	}
+	t, err := m.take(s, r)
+	if t == nil {
+		return dst, err
+	}
+	dst = t.claims(dst)
+	t.building.Unlock()
+	return dst, nil
+}
+
+// take is Take under m.mu: it returns the take, its building locked, or
+// nil if nothing was taken.
+func (m *Memory[T, K]) take(s *scope.Scope, r TakeRequest) (*take[T, K], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.ns(r.Now)
 	m.promote(now)
 	if m.top() == 0 {
-		return dst, nil
+		return nil, nil
 	}
 	t := m.newTake()
 	// The levels' batches are taken under a scope of the take's own, which
 	// the take closes, when s closes, between fixing its entries up and
 	// freeing them (see Finalize): s holds one finalizer a take.
 	t.s = scope.New()
+	t.building.Lock()
 	if !s.TryAdd(t) {
+		t.building.Unlock()
 		m.recycleTake(t)
-		return dst, scope.ErrClosed
+		return nil, scope.ErrClosed
+	}
+	var lease int64
+	if !r.LeaseUntil.IsZero() {
+		lease = m.clock.ns(r.LeaseUntil)
 	}
 	for p := m.top(); p > 0 && len(t.entries) < r.Max; p = m.top() {
 		want := r.Max - len(t.entries)
@@ -394,13 +415,13 @@ func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, 
 			if g := u.g; g != nil {
 				n := min(r.Max, len(g.pending))
 				for _, e := range g.pending[:n] {
-					t.claim(m, e, r)
+					t.claim(m, e, lease)
 				}
 				g.pending = slices.Delete(g.pending, 0, n)
 				g.busy = true
 				t.group, t.groupLevel = g, p
 			} else {
-				t.claim(m, u.e, r)
+				t.claim(m, u.e, lease)
 			}
 		}
 		if m.info.Grouped {
@@ -411,10 +432,35 @@ func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, 
 	t.units = t.units[:0]
 	m.takes = append(m.takes, t)
 	t.open = len(m.takes) - 1
-	for _, e := range t.entries {
-		dst = append(dst, m.claim(e))
+	return t, nil
+}
+
+// claims appends the claims of t's entries to dst. It runs without m.mu,
+// between the take and the release of t.building: it reads what t recorded
+// of each entry under the lock, and the entry's fields that only add sets
+// (ID, key, payload, priority, retry, group, enqueue time), which stay as
+// they are until t's done recycles the entry, after t.building.
+func (t *take[T, K]) claims(dst []Claim[T, K]) []Claim[T, K] {
+	clk := &t.m.clock
+	n := len(dst)
+	dst = slices.Grow(dst, len(t.entries))[:n+len(t.entries)]
+	for i, e := range t.entries {
+		sn := &t.snaps[i]
+		c := &dst[n+i]
+		*c = Claim[T, K]{
+			ID: e.id, Key: e.key, Payload: e.payload, Priority: e.priority,
+			Attempts: sn.attempts, Reruns: sn.reruns, Rescues: sn.rescues, Gen: t.gens[i], Handle: e,
+			EnqueuedAt: clk.time(e.enqueued), Retry: e.retry,
+		}
+		c.ReadyAt = c.EnqueuedAt
+		if sn.ready != e.enqueued {
+			c.ReadyAt = clk.time(sn.ready)
+		}
+		if e.group != nil {
+			c.Group = e.group.name
+		}
 	}
-	return dst, nil
+	return dst
 }
 
 // claim returns the claim of e, under m.mu.
@@ -440,11 +486,25 @@ type take[T any, K comparable] struct {
 	s       *scope.Scope
 	entries []*mentry[T, K]
 	gens    []uint64
+	snaps   []snap        // what the claims need of the fields that change
 	units   []*unit[T, K] // scratch for distinct's takes
 	group   *group[T, K]  // the group taken, if any
 	// groupLevel is the level the group was taken from.
 	groupLevel int
 	open       int // index in m.takes, or -1
+	// building is held from before the take is added to its scope until its
+	// claims are built: Finalize waits for it, so that no entry is recycled
+	// (nor t reused) while Take reads them without m.mu; and so does
+	// Expired, so that no claim of the take is handed out (and settled)
+	// meanwhile. Its holder never waits for m.mu.
+	building sync.Mutex
+}
+
+// snap is what a claim needs of an entry's fields that change while it is
+// claimed, recorded under m.mu by take.claim.
+type snap struct {
+	attempts, reruns, rescues int
+	ready                     int64
 }
 
 func (m *Memory[T, K]) newTake() *take[T, K] {
@@ -456,23 +516,22 @@ func (m *Memory[T, K]) newTake() *take[T, K] {
 
 func (m *Memory[T, K]) recycleTake(t *take[T, K]) {
 	clear(t.entries)
-	t.entries, t.gens, t.group, t.open = t.entries[:0], t.gens[:0], nil, -1
+	t.entries, t.gens, t.snaps, t.group, t.open = t.entries[:0], t.gens[:0], t.snaps[:0], nil, -1
 	if len(m.freeTake) < 256 && cap(t.entries) <= 1024 {
 		m.freeTake = append(m.freeTake, t)
 	}
 }
 
-// claim moves the pending entry e to StateAwaiting under t.
-func (t *take[T, K]) claim(m *Memory[T, K], e *mentry[T, K], r TakeRequest) {
+// claim moves the pending entry e to StateAwaiting under t, with the lease
+// (0: none).
+func (t *take[T, K]) claim(m *Memory[T, K], e *mentry[T, K], lease int64) {
 	e.gen++
 	e.take, e.held = t, t
-	e.lease = 0
-	if !r.LeaseUntil.IsZero() {
-		e.lease = m.clock.ns(r.LeaseUntil)
-	}
+	e.lease = lease
 	m.setState(e, StateAwaiting)
 	t.entries = append(t.entries, e)
 	t.gens = append(t.gens, e.gen)
+	t.snaps = append(t.snaps, snap{attempts: e.attempts, reruns: e.reruns, rescues: e.rescues, ready: e.ready})
 }
 
 // current reports whether the i-th entry of t is still claimed by it.
@@ -485,6 +544,8 @@ func (t *take[T, K]) current(i int) bool {
 // fixes the entries up, closes the take's own scope (distinct settles the
 // units then) with the same exit, and frees what the take no longer needs.
 func (t *take[T, K]) Finalize(exit scope.Exit) error {
+	t.building.Lock() // Take has built the claims
+	t.building.Unlock()
 	t.fix(exit)
 	_ = t.s.Close(exit)
 	t.done()
@@ -899,6 +960,8 @@ func (m *Memory[T, K]) Expired(ctx context.Context, now time.Time, dst []Claim[T
 	}
 	n := m.clock.ns(now)
 	for _, t := range m.takes {
+		t.building.Lock() // its Take has built its claims
+		t.building.Unlock()
 		for i, e := range t.entries {
 			if t.current(i) && e.lease != 0 && e.lease < n {
 				dst = append(dst, m.claim(e))
