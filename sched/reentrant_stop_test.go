@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/jobkit/jobkit/governor"
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/sched/internal/must"
 	"github.com/jobkit/jobkit/scope"
@@ -66,6 +67,17 @@ func (b *takeStops) Take(ctx context.Context, s *scope.Scope, r sched.TakeReques
 	return b.Backend.Take(ctx, s, r, dst)
 }
 
+// freedSampler reads 400 bytes free of 1000 until at, and 1,000 from then
+// on: a heavy queue's batch waits in the governor's line until then.
+type freedSampler struct{ at time.Time }
+
+func (f *freedSampler) Sample(context.Context) (governor.Reading, error) {
+	if time.Now().Before(f.at) {
+		return memSampler(400).Sample(context.Background())
+	}
+	return memSampler(1000).Sample(context.Background())
+}
+
 // promoteStops is a backend whose Promote calls stop.
 type promoteStops struct {
 	sched.Backend[int, int]
@@ -79,7 +91,7 @@ func (b *promoteStops) Promote(ctx context.Context, now time.Time) (time.Time, b
 
 // A dependency that calls Stop from one of the scheduler's goroutines (a
 // retry policy's Delay, a metric in a worker or in the gauges' loop, a
-// backend's Take in a loop, a Clock in any of them, the Logger) does not deadlock: its
+// backend's Take in a loop or in an admission, a Clock in any of them, the Logger) does not deadlock: its
 // Stop returns nil, the scheduler stops and drains, and no goroutine is
 // left (synctest.Test fails if one is blocked).
 func TestStopFromADependency(t *testing.T) {
@@ -88,6 +100,10 @@ func TestStopFromADependency(t *testing.T) {
 		cfg  sched.Config
 		qcfg sched.QueueConfig[int, int]
 		arm  func() // if not nil, called once the scheduler started
+		// heavy: the queue's Weight does not fit the governor's reading
+		// for the first 10 s, so its first batch waits for admission on a
+		// goroutine of its own.
+		heavy bool
 	}
 	cases := map[string]func(stop func()) rig{
 		"Delay": func(stop func()) rig {
@@ -118,6 +134,9 @@ func TestStopFromADependency(t *testing.T) {
 		"backend Take": func(stop func()) rig {
 			return rig{qcfg: sched.QueueConfig[int, int]{Backend: &takeStops{sched.NewMemory[int, int](), stop}}}
 		},
+		"backend Take on an admission's goroutine": func(stop func()) rig {
+			return rig{heavy: true, qcfg: sched.QueueConfig[int, int]{Backend: &takeStops{sched.NewMemory[int, int](), stop}}}
+		},
 	}
 	for k := int64(1); k <= 12; k++ {
 		cases[fmt.Sprintf("Clock call %d", k)] = func(stop func()) rig {
@@ -137,6 +156,10 @@ func TestStopFromADependency(t *testing.T) {
 				r.cfg.Workers = 2
 				if r.cfg.Logger == nil {
 					r.cfg.Logger = quiet
+				}
+				if r.heavy {
+					r.cfg.Governor = startGovernor(t, &freedSampler{at: time.Now().Add(10 * time.Second)})
+					r.qcfg.Weight = governor.Weight{Memory: 500}
 				}
 				s = must.New(t, r.cfg)
 				r.qcfg.Handler = func(context.Context, *sched.Job[int, int]) error {
