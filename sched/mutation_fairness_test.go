@@ -22,34 +22,18 @@ func TestATieGoesToTheQueueNotJustServed(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-		gate := make(chan struct{})
-		var (
-			mu    sync.Mutex
-			order []string
-		)
-		handler := func(name string) sched.Handler[int, int] {
-			return func(_ context.Context, j *sched.Job[int, int]) error {
-				mu.Lock()
-				order = append(order, name+string(rune('0'+j.Key)))
-				mu.Unlock()
-				if name == "a" && j.Key == 1 {
-					<-gate
-				}
-				return nil
-			}
-		}
-		a := must.Queue(t, s, "a", sched.QueueConfig[int, int]{BatchSize: 1, Handler: handler("a")})
-		b := must.Queue(t, s, "b", sched.QueueConfig[int, int]{BatchSize: 1, Handler: handler("b")})
+		log := newRunLog("a1")
+		a := must.Queue(t, s, "a", sched.QueueConfig[int, int]{BatchSize: 1, Handler: log.handler("a")})
+		b := must.Queue(t, s, "b", sched.QueueConfig[int, int]{BatchSize: 1, Handler: log.handler("b")})
 		must.Add(t, a, 1)
 		synctest.Wait() // a1 runs on the only worker
 		must.Add(t, a, 2)
 		must.Add(t, a, 3)
 		must.Add(t, b, 1)
 		synctest.Wait()
-		close(gate)
+		close(log.release)
 		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
+		order := log.runs()
 		if want := []string{"a1", "b1", "a2", "a3"}; !slices.Equal(order, want) {
 			t.Errorf("runs %v, want %v: b, ready at a's virtual time, lost the tie to a, just served", order, want)
 		}
@@ -66,24 +50,9 @@ func TestIdlenessEarnsNoCredit(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-		gate := make(chan struct{})
-		var (
-			mu    sync.Mutex
-			order []string
-		)
-		handler := func(name string) sched.Handler[int, int] {
-			return func(_ context.Context, j *sched.Job[int, int]) error {
-				mu.Lock()
-				order = append(order, name+strconv.Itoa(j.Key))
-				mu.Unlock()
-				if name == "a" && j.Key == 11 {
-					<-gate
-				}
-				return nil
-			}
-		}
-		a := must.Queue(t, s, "a", sched.QueueConfig[int, int]{BatchSize: 1, Handler: handler("a")})
-		b := must.Queue(t, s, "b", sched.QueueConfig[int, int]{BatchSize: 1, Handler: handler("b")})
+		log := newRunLog("a11")
+		a := must.Queue(t, s, "a", sched.QueueConfig[int, int]{BatchSize: 1, Handler: log.handler("a")})
+		b := must.Queue(t, s, "b", sched.QueueConfig[int, int]{BatchSize: 1, Handler: log.handler("b")})
 		for k := 1; k <= 10; k++ {
 			must.Add(t, a, k)
 		}
@@ -97,14 +66,46 @@ func TestIdlenessEarnsNoCredit(t *testing.T) {
 			must.Add(t, b, k)
 		}
 		synctest.Wait()
-		close(gate)
+		close(log.release)
 		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
+		order := log.runs()
 		// Taking turns from the first: an idle queue given even part of a
 		// credit runs two of its entries in a row.
 		if want := []string{"a11", "b1", "a12", "b2", "a13", "b3", "a14", "b4"}; len(order) != 18 || !slices.Equal(order[10:], want) {
 			t.Errorf("runs after a's first ten: %v; want %v (b's idleness earns no credit: the two take turns)", order[min(10, len(order)):], want)
 		}
 	})
+}
+
+// runLog records the order in which its handlers run, as "a1" for the
+// entry with key 1 of queue a. The run named hold waits until release is
+// closed.
+type runLog struct {
+	mu      sync.Mutex
+	order   []string
+	hold    string
+	release chan struct{}
+}
+
+func newRunLog(hold string) *runLog { return &runLog{hold: hold, release: make(chan struct{})} }
+
+// handler is the handler of queue name.
+func (l *runLog) handler(name string) sched.Handler[int, int] {
+	return func(_ context.Context, j *sched.Job[int, int]) error {
+		run := name + strconv.Itoa(j.Key)
+		l.mu.Lock()
+		l.order = append(l.order, run)
+		l.mu.Unlock()
+		if run == l.hold {
+			<-l.release
+		}
+		return nil
+	}
+}
+
+// runs returns the runs so far, in order.
+func (l *runLog) runs() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.order)
 }

@@ -38,6 +38,20 @@ func (c *spinClock) Now() time.Time {
 	return time.Now()
 }
 
+// disarm stops counting the reads of the clock and, if they went past
+// budget while the queue was in the state what says, reports a spin and
+// lets the blocked readers go.
+func (c *spinClock) disarm(t *testing.T, what string) {
+	t.Helper()
+	spun := c.spun.Load()
+	c.armed.Store(false)
+	if spun {
+		close(c.release)
+		c.release = make(chan struct{}) // for the cleanup
+		t.Errorf("the clock was read more than %d times while %s: a loop spins", spinBudget, what)
+	}
+}
+
 // A queue at its cap with entries pending leaves its loops asleep until a
 // run ends: they do not pick it, fail to dispatch and pick it again.
 // (From mutation testing: ready letting through a queue whose in-flight
@@ -65,13 +79,7 @@ func TestAQueueAtItsCapIsNotPickedInAHotLoop(t *testing.T) {
 		must.Add(t, q, 1)
 		must.Add(t, q, 2)
 		synctest.Wait() // 1 runs; 2 waits for the cap
-		spun := clock.spun.Load()
-		clock.armed.Store(false)
-		if spun {
-			close(clock.release)
-			clock.release = make(chan struct{}) // for the cleanup
-			t.Errorf("the clock was read more than %d times while the queue sat at its cap: a loop spins", spinBudget)
-		}
+		clock.disarm(t, "the queue sat at its cap")
 		if n := runs.Load(); n != 1 {
 			t.Errorf("%d runs with a cap of 1", n)
 		}
@@ -102,13 +110,7 @@ func TestAPausedQueueIsNotPickedInAHotLoop(t *testing.T) {
 		must.Add(t, q, 1)
 		must.Add(t, q, 2)
 		synctest.Wait()
-		spun := clock.spun.Load()
-		clock.armed.Store(false)
-		if spun {
-			close(clock.release)
-			clock.release = make(chan struct{}) // for the cleanup
-			t.Errorf("the clock was read more than %d times while the queue was paused: a loop spins", spinBudget)
-		}
+		clock.disarm(t, "the queue was paused")
 		if n := runs.Load(); n != 0 {
 			t.Errorf("%d runs of a paused queue", n)
 		}
