@@ -99,9 +99,9 @@ func TestSchedDemoShowsOutcomes(t *testing.T) {
 
 	// A summary line per queue, caps kept.
 	mostAtOnce(t, out, `\n  emails   priority 3, cap 2: 6 added, 5 succeeded, 1 failed, 0 live; at most (\d+) at once; `+
-		`last minute: 7 runs, 29% failed, \S+ jobs/s; slot-time \S+\n`, 2)
+		`in \S+: 7 runs, 29% failed, [1-9]\d* jobs/s; slot-time \S+\n`, 2)
 	mostAtOnce(t, out, `\n  reports  priority 1, cap 1: 4 added, 3 succeeded, 1 failed, 0 live; at most (\d+) at once; `+
-		`last minute: 5 runs, 40% failed, \S+ jobs/s; slot-time \S+\n`, 1)
+		`in \S+: 5 runs, 40% failed, [1-9]\d* jobs/s; slot-time \S+\n`, 1)
 	mostAtOnce(t, out, `\ngovernor: at most (\d+) jobs ran at once on its 2 slots; last reading: `, govSlots)
 	if strings.Contains(out, "management API") {
 		t.Error("an API was announced without -http")
