@@ -365,11 +365,11 @@ func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, 
 		return dst, err
 	}
 	dst = t.claims(dst)
-	t.building.Unlock()
+	t.building.Done()
 	return dst, nil
 }
 
-// take is Take under m.mu: it returns the take, its building locked, or
+// take is Take under m.mu: it returns the take, its building begun, or
 // nil if nothing was taken.
 func (m *Memory[T, K]) take(s *scope.Scope, r TakeRequest) (*take[T, K], error) {
 	m.mu.Lock()
@@ -384,9 +384,9 @@ func (m *Memory[T, K]) take(s *scope.Scope, r TakeRequest) (*take[T, K], error) 
 	// the take closes, when s closes, between fixing its entries up and
 	// freeing them (see Finalize): s holds one finalizer a take.
 	t.s = scope.New()
-	t.building.Lock()
+	t.building.Add(1)
 	if !s.TryAdd(t) {
-		t.building.Unlock()
+		t.building.Done()
 		m.recycleTake(t)
 		return nil, scope.ErrClosed
 	}
@@ -436,7 +436,7 @@ func (m *Memory[T, K]) take(s *scope.Scope, r TakeRequest) (*take[T, K], error) 
 }
 
 // claims appends the claims of t's entries to dst. It runs without m.mu,
-// between the take and the release of t.building: it reads what t recorded
+// between the take and the end of t.building: it reads what t recorded
 // of each entry under the lock, and the entry's fields that only add sets
 // (ID, key, payload, priority, retry, group, enqueue time), which stay as
 // they are until t's done recycles the entry, after t.building.
@@ -492,13 +492,19 @@ type take[T any, K comparable] struct {
 	// groupLevel is the level the group was taken from.
 	groupLevel int
 	open       int // index in m.takes, or -1
-	// building is held from before the take is added to its scope until its
-	// claims are built: Finalize waits for it, so that no entry is recycled
-	// (nor t reused) while Take reads them without m.mu; and so does
-	// Expired, so that no claim of the take is handed out (and settled)
-	// meanwhile. Its holder never waits for m.mu.
-	building sync.Mutex
+	// building counts 1 from before the take is added to its scope until
+	// its claims are built: Finalize waits for it, so that no entry is
+	// recycled (nor t reused) while Take reads them without m.mu; and so
+	// does Expired, so that no claim of the take is handed out (and
+	// settled) meanwhile. Take, which builds them, never waits for m.mu
+	// meanwhile.
+	building sync.WaitGroup
 }
+
+// awaitClaims returns once t's Take has built its claims. (A WaitGroup,
+// not a mutex: each Add, under m.mu in take, comes after the Waits of the
+// take's last use, which end before done recycles it.)
+func (t *take[T, K]) awaitClaims() { t.building.Wait() }
 
 // snap is what a claim needs of an entry's fields that change while it is
 // claimed, recorded under m.mu by take.claim.
@@ -544,8 +550,7 @@ func (t *take[T, K]) current(i int) bool {
 // fixes the entries up, closes the take's own scope (distinct settles the
 // units then) with the same exit, and frees what the take no longer needs.
 func (t *take[T, K]) Finalize(exit scope.Exit) error {
-	t.building.Lock() // Take has built the claims
-	t.building.Unlock()
+	t.awaitClaims()
 	t.fix(exit)
 	_ = t.s.Close(exit)
 	t.done()
@@ -960,8 +965,7 @@ func (m *Memory[T, K]) Expired(ctx context.Context, now time.Time, dst []Claim[T
 	}
 	n := m.clock.ns(now)
 	for _, t := range m.takes {
-		t.building.Lock() // its Take has built its claims
-		t.building.Unlock()
+		t.awaitClaims()
 		for i, e := range t.entries {
 			if t.current(i) && e.lease != 0 && e.lease < n {
 				dst = append(dst, m.claim(e))
