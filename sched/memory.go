@@ -365,11 +365,11 @@ func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, 
 		return dst, err
 	}
 	dst = t.claims(dst)
-	t.building.Done()
+	t.building.Unlock()
 	return dst, nil
 }
 
-// take is Take under m.mu: it returns the take, its building begun, or
+// take is Take under m.mu: it returns the take, its building locked, or
 // nil if nothing was taken.
 func (m *Memory[T, K]) take(s *scope.Scope, r TakeRequest) (*take[T, K], error) {
 	m.mu.Lock()
@@ -384,9 +384,9 @@ func (m *Memory[T, K]) take(s *scope.Scope, r TakeRequest) (*take[T, K], error) 
 	// the take closes, when s closes, between fixing its entries up and
 	// freeing them (see Finalize): s holds one finalizer a take.
 	t.s = scope.New()
-	t.building.Add(1)
+	t.building.Lock()
 	if !s.TryAdd(t) {
-		t.building.Done()
+		t.building.Unlock()
 		m.recycleTake(t)
 		return nil, scope.ErrClosed
 	}
@@ -492,19 +492,25 @@ type take[T any, K comparable] struct {
 	// groupLevel is the level the group was taken from.
 	groupLevel int
 	open       int // index in m.takes, or -1
-	// building counts 1 from before the take is added to its scope until
+	// building is held from before the take is added to its scope until
 	// its claims are built: Finalize waits for it, so that no entry is
 	// recycled (nor t reused) while Take reads them without m.mu; and so
 	// does Expired, so that no claim of the take is handed out (and
-	// settled) meanwhile. Take, which builds them, never waits for m.mu
-	// meanwhile.
-	building sync.WaitGroup
+	// settled) meanwhile. Take, which holds it, never waits for m.mu
+	// meanwhile. (A mutex, not a WaitGroup: a WaitGroup given an Add in a
+	// testing/synctest bubble is tied to the bubble, and a Memory used both
+	// in one and out of it then crashed in Take or stranded a take in
+	// Finalize.)
+	building sync.Mutex
 }
 
-// awaitClaims returns once t's Take has built its claims. (A WaitGroup,
-// not a mutex: each Add, under m.mu in take, comes after the Waits of the
-// take's last use, which end before done recycles it.)
-func (t *take[T, K]) awaitClaims() { t.building.Wait() }
+// awaitClaims returns once t's Take has built its claims: taking
+// t.building is the wait, and nothing is done under it.
+func (t *take[T, K]) awaitClaims() {
+	t.building.Lock()
+	//lint:ignore SA2001 taking the lock was the wait: nothing is done under it
+	t.building.Unlock()
+}
 
 // snap is what a claim needs of an entry's fields that change while it is
 // claimed, recorded under m.mu by take.claim.
