@@ -350,7 +350,7 @@ var done = func() context.Context {
 }()
 
 // Take implements Backend. The claims are built after the lock is let go
-// of, from what the take recorded under it (see take.snap): the entries'
+// of, from what the take recorded under it (see snap): the entries'
 // other fields do not change while the take holds them, and the take's
 // Finalize and Expired wait for the building to end (take.building).
 func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, dst []Claim[T, K]) ([]Claim[T, K], error) {
@@ -441,43 +441,38 @@ func (m *Memory[T, K]) take(s *scope.Scope, r TakeRequest) (*take[T, K], error) 
 // (ID, key, payload, priority, retry, group, enqueue time), which stay as
 // they are until t's done recycles the entry, after t.building.
 func (t *take[T, K]) claims(dst []Claim[T, K]) []Claim[T, K] {
-	clk := &t.m.clock
 	n := len(dst)
 	dst = slices.Grow(dst, len(t.entries))[:n+len(t.entries)]
 	for i, e := range t.entries {
-		sn := &t.snaps[i]
-		c := &dst[n+i]
-		*c = Claim[T, K]{
-			ID: e.id, Key: e.key, Payload: e.payload, Priority: e.priority,
-			Attempts: sn.attempts, Reruns: sn.reruns, Rescues: sn.rescues, Gen: t.gens[i], Handle: e,
-			EnqueuedAt: clk.time(e.enqueued), Retry: e.retry,
-		}
-		c.ReadyAt = c.EnqueuedAt
-		if sn.ready != e.enqueued {
-			c.ReadyAt = clk.time(sn.ready)
-		}
-		if e.group != nil {
-			c.Group = e.group.name
-		}
+		t.m.fillClaim(&dst[n+i], e, &t.snaps[i])
 	}
 	return dst
 }
 
 // claim returns the claim of e, under m.mu.
 func (m *Memory[T, K]) claim(e *mentry[T, K]) Claim[T, K] {
-	c := Claim[T, K]{
+	var c Claim[T, K]
+	sn := e.snap()
+	m.fillClaim(&c, e, &sn)
+	return c
+}
+
+// fillClaim sets *c to the claim of e, with sn for the fields of e that
+// change while it is claimed: under m.mu, or without it for an entry that
+// a take holds (see take.claims).
+func (m *Memory[T, K]) fillClaim(c *Claim[T, K], e *mentry[T, K], sn *snap) {
+	*c = Claim[T, K]{
 		ID: e.id, Key: e.key, Payload: e.payload, Priority: e.priority,
-		Attempts: e.attempts, Reruns: e.reruns, Rescues: e.rescues, Gen: e.gen, Handle: e,
+		Attempts: sn.attempts, Reruns: sn.reruns, Rescues: sn.rescues, Gen: sn.gen, Handle: e,
 		EnqueuedAt: m.clock.time(e.enqueued), Retry: e.retry,
 	}
 	c.ReadyAt = c.EnqueuedAt
-	if e.ready != e.enqueued {
-		c.ReadyAt = m.clock.time(e.ready)
+	if sn.ready != e.enqueued {
+		c.ReadyAt = m.clock.time(sn.ready)
 	}
 	if e.group != nil {
 		c.Group = e.group.name
 	}
-	return c
 }
 
 // take is one Take: the entries it claimed, each at a generation.
@@ -485,8 +480,7 @@ type take[T any, K comparable] struct {
 	m       *Memory[T, K]
 	s       *scope.Scope
 	entries []*mentry[T, K]
-	gens    []uint64
-	snaps   []snap        // what the claims need of the fields that change
+	snaps   []snap        // each entry as claimed: its generation, and what its claim needs
 	units   []*unit[T, K] // scratch for distinct's takes
 	group   *group[T, K]  // the group taken, if any
 	// groupLevel is the level the group was taken from.
@@ -513,10 +507,16 @@ func (t *take[T, K]) awaitClaims() {
 }
 
 // snap is what a claim needs of an entry's fields that change while it is
-// claimed, recorded under m.mu by take.claim.
+// claimed (the generation it is claimed at among them), recorded under
+// m.mu.
 type snap struct {
+	gen                       uint64
 	attempts, reruns, rescues int
 	ready                     int64
+}
+
+func (e *mentry[T, K]) snap() snap {
+	return snap{gen: e.gen, attempts: e.attempts, reruns: e.reruns, rescues: e.rescues, ready: e.ready}
 }
 
 func (m *Memory[T, K]) newTake() *take[T, K] {
@@ -528,7 +528,7 @@ func (m *Memory[T, K]) newTake() *take[T, K] {
 
 func (m *Memory[T, K]) recycleTake(t *take[T, K]) {
 	clear(t.entries)
-	t.entries, t.gens, t.snaps, t.group, t.open = t.entries[:0], t.gens[:0], t.snaps[:0], nil, -1
+	t.entries, t.snaps, t.group, t.open = t.entries[:0], t.snaps[:0], nil, -1
 	if len(m.freeTake) < 256 && cap(t.entries) <= 1024 {
 		m.freeTake = append(m.freeTake, t)
 	}
@@ -542,14 +542,13 @@ func (t *take[T, K]) claim(m *Memory[T, K], e *mentry[T, K], lease int64) {
 	e.lease = lease
 	m.setState(e, StateAwaiting)
 	t.entries = append(t.entries, e)
-	t.gens = append(t.gens, e.gen)
-	t.snaps = append(t.snaps, snap{attempts: e.attempts, reruns: e.reruns, rescues: e.rescues, ready: e.ready})
+	t.snaps = append(t.snaps, e.snap())
 }
 
 // current reports whether the i-th entry of t is still claimed by it.
 func (t *take[T, K]) current(i int) bool {
 	e := t.entries[i]
-	return e.take == t && e.gen == t.gens[i]
+	return e.take == t && e.gen == t.snaps[i].gen
 }
 
 // Finalize is the take's finalizer on the scope it was taken under: it
@@ -629,7 +628,7 @@ func (t *take[T, K]) done() {
 			continue // claimed again since
 		}
 		e.held, e.toTail = nil, false
-		if e.state == StatePending && !e.disabled && e.group == nil && e.unit.level == 0 && t.gens[i] == e.gen {
+		if e.state == StatePending && !e.disabled && e.group == nil && e.unit.level == 0 && t.snaps[i].gen == e.gen {
 			// Pending and not counted in a level: distinct put it back at
 			// its position (fix kept it: a run not settled), and it is
 			// counted now; or it became pending while its unit was in this
