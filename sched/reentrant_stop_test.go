@@ -71,11 +71,11 @@ func (b *takeStops) Take(ctx context.Context, s *scope.Scope, r sched.TakeReques
 // on: a heavy queue's batch waits in the governor's line until then.
 type freedSampler struct{ at time.Time }
 
-func (f *freedSampler) Sample(context.Context) (governor.Reading, error) {
+func (f *freedSampler) Sample(ctx context.Context) (governor.Reading, error) {
 	if time.Now().Before(f.at) {
-		return memSampler(400).Sample(context.Background())
+		return memSampler(400).Sample(ctx)
 	}
-	return memSampler(1000).Sample(context.Background())
+	return memSampler(1000).Sample(ctx)
 }
 
 // promoteStops is a backend whose Promote calls stop.

@@ -291,14 +291,16 @@ func runSched(ctx context.Context, out io.Writer, cfg schedConfig) (err error) {
 	// The summaries' window is the last minute, which holds the whole demo
 	// unless it ran longer: their throughput is then per second of the
 	// demo, not of the minute (a 0.3 s demo would show a 60th of its rate).
-	took, span := time.Since(start), "last minute"
-	if took < time.Minute {
+	took := time.Since(start)
+	whole := took < time.Minute
+	span := "last minute"
+	if whole {
 		span = "in " + ms(took)
 	}
 	for _, q := range sums {
 		c := q.Counts
 		rate := q.Throughput
-		if took < time.Minute {
+		if whole {
 			rate = float64(q.Succeeded) / took.Seconds()
 		}
 		say("  %-7s  priority %d, cap %d: %d added, %d succeeded, %d failed, %d live; at most %d at once; "+
