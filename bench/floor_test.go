@@ -45,6 +45,11 @@ const (
 //     work: BenchmarkSched_NoOp's first row for sched-b64 on a nullBackend
 //     (a FIFO under a lock, no duplicate check, no states, counts or
 //     retention), on all cores, as the row runs;
+//   - lean: the same row for leanRunner, the leanest pipeline of the
+//     target's shape on a distinct.Queue keyed by the job's key (an add
+//     with one clock reading, workers taking floorBatch keys into a scope,
+//     one clock reading a run, the scope's close as the settle), without
+//     sched's layers around it;
 //   - pond: BenchmarkSched_NoOp/workers=2×GOMAXPROCS/adds=during/p=1 for
 //     pond, the fastest pool.
 //
@@ -52,6 +57,9 @@ const (
 // while the scheduler runs on this backend: the target of 1.5 needs it
 // below 1.5 first. scheduler ÷ pond is a lower bound on it for any
 // backend: what the scheduler costs around a backend that does nothing.
+// lean ÷ pond is what the shape itself costs, deduplication, scope and
+// clock included: below 1.5, the target is within reach of a scheduler
+// whose layers cost little beside it.
 func BenchmarkSched_Floor(b *testing.B) {
 	b.Run("part=distinct", func(b *testing.B) {
 		type unit struct{ id int }
@@ -114,6 +122,9 @@ func BenchmarkSched_Floor(b *testing.B) {
 	})
 	b.Run("part=scheduler", func(b *testing.B) {
 		runNoOp(b, nullRunner(), 2*runtime.GOMAXPROCS(0), noopMode{producers: 1})
+	})
+	b.Run("part=lean", func(b *testing.B) {
+		runNoOp(b, leanFactory(), 2*runtime.GOMAXPROCS(0), noopMode{producers: 1})
 	})
 	b.Run("part=pond", runPond)
 }

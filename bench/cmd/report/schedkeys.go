@@ -17,7 +17,7 @@ const (
 
 // floorParts are BenchmarkSched_Floor's parts in the order the report
 // shows them, pond last.
-var floorParts = []string{"distinct", "clock", "memory", "scheduler", "pond"}
+var floorParts = []string{"distinct", "clock", "memory", "scheduler", "lean", "pond"}
 
 // schedKeyRows returns the scheduler's rows of BenchmarkSched_NoOpKeys,
 // string keys (the least favourable) first, and checks scenario 5's
@@ -76,7 +76,7 @@ func (r *reporter) sectionFloor() {
 		return
 	}
 	r.printf("### The floor: the backend's lock, and the scheduler around it\n\n")
-	r.printf("`BenchmarkSched_Floor/part=<part>`: per job, in one goroutine, the work every job of sched-b64 does under the lock of its queue's in-memory backend, against pond's whole time per job (the first row above) in the same run. `distinct`: the FIFO, a `distinct.Queue` of pointers (Add, TakeAppend in a scope, the scope's close); `clock`: the two clock readings of a job, as the scheduler's default clock reads them; `memory`: `sched.Memory` itself (Add, Take in a scope, Start, Settle, the close), which holds the FIFO and an index of the live keys for the duplicate check, without a clock. About 1,024 jobs are queued ahead and they are taken 64 at a time, as in the row above. `scheduler`: the other side, the row above itself (on all cores) for sched-b64 on a backend that does nearly nothing (a FIFO under a lock: no duplicate check, no states, counts or retention; `bench/nullbackend_test.go`).\n\n")
+	r.printf("`BenchmarkSched_Floor/part=<part>`: per job, in one goroutine, the work every job of sched-b64 does under the lock of its queue's in-memory backend, against pond's whole time per job (the first row above) in the same run. `distinct`: the FIFO, a `distinct.Queue` of pointers (Add, TakeAppend in a scope, the scope's close); `clock`: the two clock readings of a job, as the scheduler's default clock reads them; `memory`: `sched.Memory` itself (Add, Take in a scope, Start, Settle, the close), which holds the FIFO and an index of the live keys for the duplicate check, without a clock. About 1,024 jobs are queued ahead and they are taken 64 at a time, as in the row above. `scheduler`: the other side, the row above itself (on all cores) for sched-b64 on a backend that does nearly nothing (a FIFO under a lock: no duplicate check, no states, counts or retention; `bench/nullbackend_test.go`). `lean`: the same row for the leanest pipeline of the target's shape (`bench/lean_test.go`): a `distinct.Queue` keyed by the job's key, an add with one clock reading, workers taking 64 keys into a scope, one clock reading a run, the scope's close as the settle, and none of the scheduler's layers (loops apart from the workers, IDs, priorities, states and counts, retention, outcomes).\n\n")
 	r.printf("| part | ns/job | ÷ pond |\n|---|--:|--:|\n")
 	for _, p := range floorParts {
 		v, ok := r.med(floorScenario+"/part="+p, "ns/op")
@@ -85,5 +85,5 @@ func (r *reporter) sectionFloor() {
 		}
 		r.printf("| %s | %s | %s |\n", p, num(v), ratioText(v, pond, true))
 	}
-	r.printf("\nEvery call of `sched.Memory` holds its one lock, so the backend serves jobs one after another whatever the number of cores: `memory` ÷ pond is a lower bound on sched-b64 ÷ pond on this backend, and the target of %s needs it below %s first. `distinct` is what any backend built on a `distinct.Queue` (the design's embedded default) pays per job under its lock. `scheduler` ÷ pond is a lower bound on sched-b64 ÷ pond on any backend: what the scheduler costs around one that does nothing; `clock` is part of it.\n\n", num(schedPoolLimit), num(schedPoolLimit))
+	r.printf("\nEvery call of `sched.Memory` holds its one lock, so the backend serves jobs one after another whatever the number of cores: `memory` ÷ pond is a lower bound on sched-b64 ÷ pond on this backend, and the target of %s needs it below %s first. `distinct` is what any backend built on a `distinct.Queue` (the design's embedded default) pays per job under its lock. `scheduler` ÷ pond is a lower bound on sched-b64 ÷ pond on any backend: what the scheduler costs around one that does nothing; `clock` is part of it. `lean` ÷ pond is what deduplication on `distinct`, the scope and the clock cost together in the target's shape: at or below %s, the target is within reach of a scheduler whose own layers cost little beside them.\n\n", num(schedPoolLimit), num(schedPoolLimit), num(schedPoolLimit))
 }

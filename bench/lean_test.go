@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jobkit/jobkit/distinct"
+	"github.com/jobkit/jobkit/scope"
+)
+
+// leanRunner is BenchmarkSched_Floor's part=lean: the leanest pipeline of
+// the shape the scheduler's per-job target asks for, on the design's
+// embedded default, a distinct.Queue keyed by the job's key. An add reads
+// the clock once (the job's enqueue time) and adds the key, which distinct
+// refuses while it is queued or running; each of the workers takes up to
+// floorBatch keys into a scope, runs them one after another with one clock
+// reading a run (the end of one run is the start of the next), and closes
+// the scope successfully, which removes them (the settle).
+//
+// It leaves out what sched adds around that: scheduling loops apart from
+// the workers (admission, the fair pick, caps and rate limits), entry IDs,
+// priorities, states and their counts, delays, retention, outcomes and the
+// Job a handler sees. It is the reference for how far those layers have to
+// come down, not a scheduler.
+type leanRunner struct {
+	q      *distinct.Queue[int]
+	job    func(int)
+	base   time.Time
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// runNanos sums the runs' times, so that the clock readings are used.
+	runNanos atomic.Int64
+}
+
+func newLeanRunner(workers int, job func(int)) (jobRunner, error) {
+	q, err := distinct.New[int](distinct.Config{})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &leanRunner{q: q, job: job, base: time.Now(), cancel: cancel}
+	for range workers {
+		r.wg.Go(func() { r.work(ctx) })
+	}
+	return r, nil
+}
+
+func (r *leanRunner) work(ctx context.Context) {
+	buf := make([]int, 0, floorBatch)
+	for {
+		s := scope.New()
+		keys, err := r.q.TakeAppend(ctx, s, floorBatch, buf[:0])
+		if err != nil { // ctx ended: nothing was taken
+			_ = s.Close(scope.Succeeded())
+			return
+		}
+		start := time.Since(r.base)
+		t := start
+		for _, k := range keys {
+			r.job(k)
+			t = time.Since(r.base)
+		}
+		r.runNanos.Add(int64(t - start))
+		_ = s.Close(scope.Succeeded()) // no finalizer of ours can fail
+	}
+}
+
+func (r *leanRunner) submit(id int) error {
+	if time.Since(r.base) < 0 { // the monotonic clock never goes back
+		return errors.New("lean: the clock went back")
+	}
+	if !r.q.Add(id) {
+		return fmt.Errorf("lean: job %d rejected as a duplicate", id)
+	}
+	return nil
+}
+
+// hold and release are never called: the runner does not hold jobs
+// (runnerFactory.holds is false).
+func (r *leanRunner) hold()    {}
+func (r *leanRunner) release() {}
+
+func (r *leanRunner) close() error {
+	// The harness closes a runner once every job it submitted ran, so the
+	// workers are waiting in TakeAppend: cancelling its context ends them.
+	r.cancel()
+	r.wg.Wait()
+	if r.runNanos.Load() < 0 {
+		return errors.New("lean: the runs took a negative time")
+	}
+	return nil
+}
+
+// leanFactory is leanRunner as a runnerFactory.
+func leanFactory() runnerFactory {
+	return runnerFactory{name: "lean", new: newLeanRunner}
+}
+
+// TestLeanRunnerRunsEveryJobOnce checks part=lean as BenchmarkSched_Floor
+// drives it: each job runs exactly once, and a key that is live is refused.
+func TestLeanRunnerRunsEveryJobOnce(t *testing.T) {
+	t.Parallel()
+	h, err := newNoopHarness(leanFactory(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make([]atomic.Int32, sized(20_000, 3_000))
+	h.round(t, len(seen), noopMode{producers: 1}, seen, nil, nil)
+	if err := h.r.close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range seen {
+		if c := seen[i].Load(); c != 1 {
+			t.Fatalf("job %d ran %d times", i, c)
+		}
+	}
+
+	// A job that blocks holds its key live: adding it again is refused.
+	running, release := make(chan int, 1), make(chan struct{})
+	r, err := newLeanRunner(1, func(id int) { running <- id; <-release })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.submit(7); err != nil {
+		t.Fatal(err)
+	}
+	if id := <-running; id != 7 {
+		t.Fatalf("ran %d, want 7", id)
+	}
+	if err := r.submit(7); err == nil {
+		t.Error("a running key was added again")
+	}
+	close(release)
+	if err := r.close(); err != nil {
+		t.Fatal(err)
+	}
+}
