@@ -50,6 +50,8 @@ const (
 //     with one clock reading, workers taking floorBatch keys into a scope,
 //     one clock reading a run, the scope's close as the settle), without
 //     sched's layers around it;
+//   - lean-map: the same with a Go map of the live keys and a slice FIFO
+//     under one mutex in place of the distinct.Queue and its scope;
 //   - pond: BenchmarkSched_NoOp/workers=2×GOMAXPROCS/adds=during/p=1 for
 //     pond, the fastest pool.
 //
@@ -59,7 +61,8 @@ const (
 // backend: what the scheduler costs around a backend that does nothing.
 // lean ÷ pond is what the shape itself costs, deduplication, scope and
 // clock included: below 1.5, the target is within reach of a scheduler
-// whose layers cost little beside it.
+// whose layers cost little beside it; lean-map ÷ pond is the same without
+// distinct.
 func BenchmarkSched_Floor(b *testing.B) {
 	b.Run("part=distinct", func(b *testing.B) {
 		type unit struct{ id int }
@@ -125,6 +128,9 @@ func BenchmarkSched_Floor(b *testing.B) {
 	})
 	b.Run("part=lean", func(b *testing.B) {
 		runNoOp(b, leanFactory(), 2*runtime.GOMAXPROCS(0), noopMode{producers: 1})
+	})
+	b.Run("part=lean-map", func(b *testing.B) {
+		runNoOp(b, leanMapFactory(), 2*runtime.GOMAXPROCS(0), noopMode{producers: 1})
 	})
 	b.Run("part=pond", runPond)
 }

@@ -96,47 +96,161 @@ func (r *leanRunner) close() error {
 	return nil
 }
 
-// leanFactory is leanRunner as a runnerFactory.
+// leanMapRunner is BenchmarkSched_Floor's part=lean-map: leanRunner's
+// pipeline with a Go map of the live keys and a slice FIFO under one mutex
+// in place of the distinct.Queue and its scope: an add inserts the key and
+// appends it, a worker takes up to floorBatch under the mutex and, once
+// they ran, deletes their keys under it again. It is what the target's
+// shape costs without distinct.
+type leanMapRunner struct {
+	mu       sync.Mutex
+	cond     sync.Cond // signalled when a sleeping worker has work or the runner closes
+	live     map[int]struct{}
+	fifo     []int
+	head     int // fifo[head:] are queued
+	sleepers int
+	closed   bool
+	job      func(int)
+	base     time.Time
+	wg       sync.WaitGroup
+	runNanos atomic.Int64
+}
+
+func newLeanMapRunner(workers int, job func(int)) (jobRunner, error) {
+	r := &leanMapRunner{live: make(map[int]struct{}), job: job, base: time.Now()}
+	r.cond.L = &r.mu
+	for range workers {
+		r.wg.Go(r.work)
+	}
+	return r, nil
+}
+
+func (r *leanMapRunner) submit(id int) error {
+	if time.Since(r.base) < 0 {
+		return errors.New("lean-map: the clock went back")
+	}
+	r.mu.Lock()
+	if _, ok := r.live[id]; ok {
+		r.mu.Unlock()
+		return fmt.Errorf("lean-map: job %d rejected as a duplicate", id)
+	}
+	r.live[id] = struct{}{}
+	if r.head == len(r.fifo) {
+		r.fifo, r.head = r.fifo[:0], 0
+	}
+	r.fifo = append(r.fifo, id)
+	wake := r.sleepers > 0
+	r.mu.Unlock()
+	if wake {
+		r.cond.Signal()
+	}
+	return nil
+}
+
+func (r *leanMapRunner) work() {
+	batch := make([]int, 0, floorBatch)
+	for {
+		r.mu.Lock()
+		for r.head == len(r.fifo) {
+			if r.closed {
+				r.mu.Unlock()
+				return
+			}
+			r.sleepers++
+			r.cond.Wait()
+			r.sleepers--
+		}
+		n := min(floorBatch, len(r.fifo)-r.head)
+		batch = append(batch[:0], r.fifo[r.head:r.head+n]...)
+		r.head += n
+		more := r.head < len(r.fifo) && r.sleepers > 0
+		r.mu.Unlock()
+		if more {
+			r.cond.Signal()
+		}
+		start := time.Since(r.base)
+		t := start
+		for _, k := range batch {
+			r.job(k)
+			t = time.Since(r.base)
+		}
+		r.runNanos.Add(int64(t - start))
+		r.mu.Lock()
+		for _, k := range batch {
+			delete(r.live, k)
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (r *leanMapRunner) hold()    {}
+func (r *leanMapRunner) release() {}
+
+func (r *leanMapRunner) close() error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.cond.Broadcast()
+	r.wg.Wait()
+	if r.runNanos.Load() < 0 {
+		return errors.New("lean-map: the runs took a negative time")
+	}
+	return nil
+}
+
+// leanFactory is leanRunner as a runnerFactory, leanMapFactory
+// leanMapRunner.
 func leanFactory() runnerFactory {
 	return runnerFactory{name: "lean", new: newLeanRunner}
 }
 
-// TestLeanRunnerRunsEveryJobOnce checks part=lean as BenchmarkSched_Floor
-// drives it: each job runs exactly once, and a key that is live is refused.
-func TestLeanRunnerRunsEveryJobOnce(t *testing.T) {
-	t.Parallel()
-	h, err := newNoopHarness(leanFactory(), 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := make([]atomic.Int32, sized(20_000, 3_000))
-	h.round(t, len(seen), noopMode{producers: 1}, seen, nil, nil)
-	if err := h.r.close(); err != nil {
-		t.Fatal(err)
-	}
-	for i := range seen {
-		if c := seen[i].Load(); c != 1 {
-			t.Fatalf("job %d ran %d times", i, c)
-		}
-	}
+func leanMapFactory() runnerFactory {
+	return runnerFactory{name: "lean-map", new: newLeanMapRunner}
+}
 
-	// A job that blocks holds its key live: adding it again is refused.
-	running, release := make(chan int, 1), make(chan struct{})
-	r, err := newLeanRunner(1, func(id int) { running <- id; <-release })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.submit(7); err != nil {
-		t.Fatal(err)
-	}
-	if id := <-running; id != 7 {
-		t.Fatalf("ran %d, want 7", id)
-	}
-	if err := r.submit(7); err == nil {
-		t.Error("a running key was added again")
-	}
-	close(release)
-	if err := r.close(); err != nil {
-		t.Fatal(err)
+// TestLeanRunnersRunEveryJobOnce checks part=lean and part=lean-map as
+// BenchmarkSched_Floor drives them: each job runs exactly once, and a key
+// that is live is refused.
+func TestLeanRunnersRunEveryJobOnce(t *testing.T) {
+	t.Parallel()
+	for _, f := range []runnerFactory{leanFactory(), leanMapFactory()} {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			h, err := newNoopHarness(f, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := make([]atomic.Int32, sized(20_000, 3_000))
+			h.round(t, len(seen), noopMode{producers: 1}, seen, nil, nil)
+			if err := h.r.close(); err != nil {
+				t.Fatal(err)
+			}
+			for i := range seen {
+				if c := seen[i].Load(); c != 1 {
+					t.Fatalf("job %d ran %d times", i, c)
+				}
+			}
+
+			// A job that blocks holds its key live: adding it again is
+			// refused.
+			running, release := make(chan int, 1), make(chan struct{})
+			r, err := f.new(1, func(id int) { running <- id; <-release })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.submit(7); err != nil {
+				t.Fatal(err)
+			}
+			if id := <-running; id != 7 {
+				t.Fatalf("ran %d, want 7", id)
+			}
+			if err := r.submit(7); err == nil {
+				t.Error("a running key was added again")
+			}
+			close(release)
+			if err := r.close(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

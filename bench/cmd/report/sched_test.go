@@ -104,6 +104,7 @@ func TestReportSchedKeysAndFloor(t *testing.T) {
 		"BenchmarkSched_Floor/part=memory-2 1000 340 ns/op 1 B/op 0 allocs/op\n" +
 		"BenchmarkSched_Floor/part=scheduler-2 1000 272 ns/op 0.0001 allocs/job 3676471 jobs/s 1 B/op 0 allocs/op\n" +
 		"BenchmarkSched_Floor/part=lean-2 1000 170 ns/op 0.0007 allocs/job 5882353 jobs/s 0 B/op 0 allocs/op\n" +
+		"BenchmarkSched_Floor/part=lean-map-2 1000 150 ns/op 0 allocs/job 6666667 jobs/s 0 B/op 0 allocs/op\n" +
 		"BenchmarkSched_Floor/part=pond-2 1000 136 ns/op 1 allocs/job 7352941 jobs/s 40 B/op 1 allocs/op\n"
 	d, err := parse(strings.NewReader(out))
 	if err != nil {
@@ -118,6 +119,7 @@ func TestReportSchedKeysAndFloor(t *testing.T) {
 		"| memory | 340 | 2.50 |",
 		"| scheduler | 272 | 2.00 |",
 		"| lean | 170 | 1.25 |",
+		"| lean-map | 150 | 1.10 |",
 		"| pond | 136 | 1.00 |",
 	)
 	if s, i := strings.Index(md, "| string | sched-b64"), strings.Index(md, "| int | sched-b64"); s < 0 || i < s {
