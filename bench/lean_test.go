@@ -59,13 +59,7 @@ func (r *leanRunner) work(ctx context.Context) {
 			_ = s.Close(scope.Succeeded())
 			return
 		}
-		start := time.Since(r.base)
-		t := start
-		for _, k := range keys {
-			r.job(k)
-			t = time.Since(r.base)
-		}
-		r.runNanos.Add(int64(t - start))
+		r.runNanos.Add(int64(runTimed(r.job, keys, r.base)))
 		_ = s.Close(scope.Succeeded()) // no finalizer of ours can fail
 	}
 }
@@ -94,6 +88,19 @@ func (r *leanRunner) close() error {
 		return errors.New("lean: the runs took a negative time")
 	}
 	return nil
+}
+
+// runTimed runs job for each of keys, one after another, with one clock
+// reading a run (the end of one run is the start of the next), and returns
+// the time they took.
+func runTimed(job func(int), keys []int, base time.Time) time.Duration {
+	start := time.Since(base)
+	t := start
+	for _, k := range keys {
+		job(k)
+		t = time.Since(base)
+	}
+	return t - start
 }
 
 // leanMapRunner is BenchmarkSched_Floor's part=lean-map: leanRunner's
@@ -168,13 +175,7 @@ func (r *leanMapRunner) work() {
 		if more {
 			r.cond.Signal()
 		}
-		start := time.Since(r.base)
-		t := start
-		for _, k := range batch {
-			r.job(k)
-			t = time.Since(r.base)
-		}
-		r.runNanos.Add(int64(t - start))
+		r.runNanos.Add(int64(runTimed(r.job, batch, r.base)))
 		r.mu.Lock()
 		for _, k := range batch {
 			delete(r.live, k)
@@ -216,20 +217,7 @@ func TestLeanRunnersRunEveryJobOnce(t *testing.T) {
 	for _, f := range []runnerFactory{leanFactory(), leanMapFactory()} {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			h, err := newNoopHarness(f, 4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			seen := make([]atomic.Int32, sized(20_000, 3_000))
-			h.round(t, len(seen), noopMode{producers: 1}, seen, nil, nil)
-			if err := h.r.close(); err != nil {
-				t.Fatal(err)
-			}
-			for i := range seen {
-				if c := seen[i].Load(); c != 1 {
-					t.Fatalf("job %d ran %d times", i, c)
-				}
-			}
+			checkEveryJobOnce(t, f)
 
 			// A job that blocks holds its key live: adding it again is
 			// refused.
@@ -252,5 +240,26 @@ func TestLeanRunnersRunEveryJobOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// checkEveryJobOnce runs one round of jobs through f's runner with 4
+// workers and one producer, as BenchmarkSched_Floor drives it, closes it,
+// and checks that each job ran exactly once.
+func checkEveryJobOnce(t *testing.T, f runnerFactory) {
+	t.Helper()
+	h, err := newNoopHarness(f, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make([]atomic.Int32, sized(20_000, 3_000))
+	h.round(t, len(seen), noopMode{producers: 1}, seen, nil, nil)
+	if err := h.r.close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range seen {
+		if c := seen[i].Load(); c != 1 {
+			t.Fatalf("job %d ran %d times", i, c)
+		}
 	}
 }

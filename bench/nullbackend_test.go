@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,18 +82,5 @@ func (b *nullBackend) Settle(context.Context, *sched.Claim[int, int], sched.Outc
 // part=scheduler drives it.
 func TestNullRunnerRunsEveryJobOnce(t *testing.T) {
 	t.Parallel()
-	h, err := newNoopHarness(nullRunner(), 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := make([]atomic.Int32, sized(20_000, 3_000))
-	h.round(t, len(seen), noopMode{producers: 1}, seen, nil, nil)
-	if err := h.r.close(); err != nil {
-		t.Fatal(err)
-	}
-	for i := range seen {
-		if c := seen[i].Load(); c != 1 {
-			t.Fatalf("job %d ran %d times", i, c)
-		}
-	}
+	checkEveryJobOnce(t, nullRunner())
 }
