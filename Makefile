@@ -31,11 +31,12 @@ bench:
 bench-compare:
 	cd bench && ./run.sh
 
-## lint: go vet, extra analyzers (nilness) and staticcheck
+## lint: go vet, extra analyzers (nilness) and staticcheck (the bench module's too)
 lint:
 	$(GO) vet ./...
 	$(GO) run golang.org/x/tools/go/analysis/passes/nilness/cmd/nilness@$(XTOOLS_VERSION) ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	cd bench && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 ## tidy: fail if go.mod/go.sum or formatting are not clean
 tidy:

@@ -17,7 +17,8 @@ import (
 // Both are client-go work queues.
 var (
 	_ workqueue.TypedInterface[string] = (*jkworkqueue.Typed[string])(nil)
-	_ workqueue.Interface              = (*jkworkqueue.Type)(nil)
+	//lint:ignore SA1019 the facade implements client-go's deprecated Interface on purpose
+	_ workqueue.Interface = (*jkworkqueue.Type)(nil)
 )
 
 // TestClientGoQueueTestsPassOnFacade runs client-go's own queue tests
