@@ -116,7 +116,10 @@ type leanMapRunner struct {
 	cond     sync.Cond // signalled when a sleeping worker has work or the runner closes
 	live     map[int]struct{}
 	fifo     []int
-	head     int // fifo[head:] are queued
+	// fifo[head:] are queued. It starts over when it empties, which the
+	// benchmark's bounded producers make happen all the time; a queue that
+	// never emptied would keep its taken prefix.
+	head     int
 	sleepers int
 	closed   bool
 	job      func(int)
