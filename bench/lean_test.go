@@ -112,10 +112,10 @@ func runTimed(job func(int), keys []int, base time.Time) time.Duration {
 // the backlog the benchmark keeps: unsized, it was about a fifth slower
 // here (bench/results/profiles.txt).
 type leanMapRunner struct {
-	mu       sync.Mutex
-	cond     sync.Cond // signalled when a sleeping worker has work or the runner closes
-	live     map[int]struct{}
-	fifo     []int
+	mu   sync.Mutex
+	cond sync.Cond // signalled when a sleeping worker has work or the runner closes
+	live map[int]struct{}
+	fifo []int
 	// fifo[head:] are queued. It starts over when it empties, which the
 	// benchmark's bounded producers make happen all the time; a queue that
 	// never emptied would keep its taken prefix.
