@@ -21,10 +21,7 @@ import (
 func TestATieGoesToTheQueueNotJustServed(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-		log := newRunLog("a1")
-		a := must.Queue(t, s, "a", sched.QueueConfig[int, int]{BatchSize: 1, Handler: log.handler("a")})
-		b := must.Queue(t, s, "b", sched.QueueConfig[int, int]{BatchSize: 1, Handler: log.handler("b")})
+		a, b, log := logTwoQueues(t, "a1")
 		must.Add(t, a, 1)
 		synctest.Wait() // a1 runs on the only worker
 		must.Add(t, a, 2)
@@ -49,10 +46,7 @@ func TestATieGoesToTheQueueNotJustServed(t *testing.T) {
 func TestIdlenessEarnsNoCredit(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-		log := newRunLog("a11")
-		a := must.Queue(t, s, "a", sched.QueueConfig[int, int]{BatchSize: 1, Handler: log.handler("a")})
-		b := must.Queue(t, s, "b", sched.QueueConfig[int, int]{BatchSize: 1, Handler: log.handler("b")})
+		a, b, log := logTwoQueues(t, "a11")
 		for k := 1; k <= 10; k++ {
 			must.Add(t, a, k)
 		}
@@ -87,7 +81,17 @@ type runLog struct {
 	release chan struct{}
 }
 
-func newRunLog(hold string) *runLog { return &runLog{hold: hold, release: make(chan struct{})} }
+// logTwoQueues makes a scheduler with one worker and one loop, and on it
+// queues a and b of batches of 1, whose runs log records; the run named
+// hold waits until log.release is closed.
+func logTwoQueues(t *testing.T, hold string) (a, b *sched.Queue[int, int], log *runLog) {
+	t.Helper()
+	s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
+	log = &runLog{hold: hold, release: make(chan struct{})}
+	a = must.Queue(t, s, "a", sched.QueueConfig[int, int]{BatchSize: 1, Handler: log.handler("a")})
+	b = must.Queue(t, s, "b", sched.QueueConfig[int, int]{BatchSize: 1, Handler: log.handler("b")})
+	return a, b, log
+}
 
 // handler is the handler of queue name.
 func (l *runLog) handler(name string) sched.Handler[int, int] {

@@ -25,9 +25,16 @@ type spinClock struct {
 
 const spinBudget = 1000
 
-func newSpinClock(t *testing.T) *spinClock {
+// spinScheduler makes a scheduler with two workers and one loop on a
+// spinClock, disarmed. Its cleanup lets the clock's blocked readers go
+// before the scheduler's Stop (cleanups run last first), which would wait
+// for them.
+func spinScheduler(t *testing.T) (*spinClock, *sched.Scheduler) {
+	t.Helper()
 	c := &spinClock{Clock: must.New(t, sched.Config{}).Clock(), release: make(chan struct{})}
-	return c
+	s := newScheduler(t, sched.Config{Workers: 2, Loops: 1, Logger: quiet, Clock: c})
+	t.Cleanup(func() { c.armed.Store(false); close(c.release) })
+	return c, s
 }
 
 func (c *spinClock) Now() time.Time {
@@ -61,9 +68,7 @@ func (c *spinClock) disarm(t *testing.T, what string) {
 func TestAQueueAtItsCapIsNotPickedInAHotLoop(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		clock := newSpinClock(t)
-		s := newScheduler(t, sched.Config{Workers: 2, Loops: 1, Logger: quiet, Clock: clock})
-		t.Cleanup(func() { clock.armed.Store(false); close(clock.release) }) // before Stop: cleanups run last first
+		clock, s := spinScheduler(t)
 		done := make(chan struct{})
 		var runs atomic.Int32
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
@@ -98,9 +103,7 @@ func TestAQueueAtItsCapIsNotPickedInAHotLoop(t *testing.T) {
 func TestAPausedQueueIsNotPickedInAHotLoop(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		clock := newSpinClock(t)
-		s := newScheduler(t, sched.Config{Workers: 2, Loops: 1, Logger: quiet, Clock: clock})
-		t.Cleanup(func() { clock.armed.Store(false); close(clock.release) }) // before Stop: cleanups run last first
+		clock, s := spinScheduler(t)
 		var runs atomic.Int32
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
 			Handler: func(context.Context, *sched.Job[int, int]) error { runs.Add(1); return nil },
