@@ -17,9 +17,10 @@
 # impl=<impl>) runs no-op jobs through the scheduler, sched, and through raw
 # goroutines and worker pools (conc, pond, ants) for BENCHTIME; the report
 # gives it a table of ratios and a chart of its own (SCHED_SVG), then the
-# first row again with int and string keys (BenchmarkSched_NoOpKeys) and the
-# per-job work under the backend's lock and the scheduler around a backend
-# that does nearly nothing (BenchmarkSched_Floor).
+# first row again with int and string keys and with IDs from four producers'
+# ranges (BenchmarkSched_NoOpKeys), and the per-job work under the backend's
+# lock and the scheduler around a backend that does nearly nothing
+# (BenchmarkSched_Floor).
 #
 # At COUNT=6 the whole grid takes about 65 minutes on the project's 2-core
 # machine: a round is about 7.5 minutes of scenario 1 (260 benchmarks; two

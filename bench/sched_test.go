@@ -17,6 +17,11 @@ type noopMode struct {
 	// ahead of them.
 	before    bool
 	producers int
+	// ranges: producer p of P adds the payloads [p·n/P, (p+1)·n/P) of the
+	// round's n, in order (IDs from producers that each own a range).
+	// Otherwise producer p adds p, p+P, p+2P, …, so that together they add
+	// the payloads roughly in order.
+	ranges bool
 }
 
 func (m noopMode) String() string {
@@ -24,7 +29,11 @@ func (m noopMode) String() string {
 	if m.before {
 		adds = "before"
 	}
-	return name("adds=%s/p=%d", adds, m.producers)
+	s := name("adds=%s/p=%d", adds, m.producers)
+	if m.ranges {
+		s += "/ranges"
+	}
+	return s
 }
 
 // noopModes are the adds=/p= rows: one producer or four adding while the
@@ -115,7 +124,7 @@ func runNoOp(b *testing.B, f runnerFactory, workers int, m noopMode) {
 			b.Error(err)
 		}
 	}()
-	h.round(b, noopWarmup(), noopMode{producers: m.producers}, nil, nil, nil)
+	h.round(b, noopWarmup(), noopMode{producers: m.producers, ranges: m.ranges}, nil, nil, nil)
 	var m0, m1 uint64
 	h.round(b, b.N, m, nil, func() {
 		runtime.GC() // the setup's garbage
@@ -211,9 +220,13 @@ func (h *noopHarness) round(tb testing.TB, n int, m noopMode, seen []atomic.Int3
 		}
 	} else {
 		for p := range m.producers {
+			from, to, step := p, n, m.producers
+			if m.ranges {
+				from, to, step = p*n/m.producers, (p+1)*n/m.producers, 1
+			}
 			prods.Go(func() {
 				<-start
-				for i, j := p, 0; i < n; i, j = i+m.producers, j+1 {
+				for i, j := from, 0; i < to; i, j = i+step, j+1 {
 					if j%creditChunk == 0 {
 						rd.credits <- struct{}{}
 					}
@@ -249,7 +262,7 @@ func TestNoOpRunnersRunEveryJobOnce(t *testing.T) {
 	n := sized(20_000, 3_000)
 	for _, f := range noopRunners() {
 		for _, w := range []int{2, 64} {
-			for _, m := range noopModes {
+			for _, m := range append(slices.Clip(noopModes), noopMode{producers: 4, ranges: true}) { // and BenchmarkSched_NoOpKeys's keys=ranges
 				if m.before && !f.holds {
 					continue
 				}
@@ -283,41 +296,49 @@ func TestNoOpRunnersRunEveryJobOnce(t *testing.T) {
 }
 
 // BenchmarkSched_NoOpKeys is BenchmarkSched_NoOp's first row (workers =
-// 2 × GOMAXPROCS, one producer adding while the jobs run) for sched-b64
-// with the keys users have, against pond in the same run, named
+// 2 × GOMAXPROCS, producers adding while the jobs run) for sched-b64 with
+// the keys users have, against pond in the same run and mode, named
 //
-//	Sched_NoOpKeys/keys=<int|string>/impl=<sched-b64|pond>
+//	Sched_NoOpKeys/keys=<int|string|ranges>/impl=<sched-b64|pond>
 //
-// keys=int: the payload is its own key (as in BenchmarkSched_NoOp);
-// keys=string: the queue's Key function makes "ns/name-<payload>", one
-// string (and its allocation) per add, the case of keys that name objects.
-// pond has no keys: its row is the same in both.
+// keys=int: the payload is its own key (as in BenchmarkSched_NoOp), one
+// producer; keys=string: the queue's Key function makes "ns/name-<payload>",
+// one string (and its allocation) per add, the case of keys that name
+// objects; keys=ranges: integer keys from four producers that each own a
+// range of IDs and add it in order. pond has no keys: its row differs only
+// in the number of producers.
 func BenchmarkSched_NoOpKeys(b *testing.B) {
 	v := schedVariant{batch: 64, keep: true}
+	intKeys := func(w int, job func(int)) (jobRunner, error) { return newSchedRunner[int](w, v, nil, job) }
 	kinds := []struct {
 		name string
+		mode noopMode
 		new  func(workers int, job func(int)) (jobRunner, error)
 	}{
-		{"int", func(w int, job func(int)) (jobRunner, error) { return newSchedRunner[int](w, v, nil, job) }},
-		{"string", func(w int, job func(int)) (jobRunner, error) {
+		{"int", noopMode{producers: 1}, intKeys},
+		{"string", noopMode{producers: 1}, func(w int, job func(int)) (jobRunner, error) {
 			return newSchedRunner(w, v, func(id int) string { return "ns/name-" + strconv.Itoa(id) }, job)
 		}},
+		{"ranges", noopMode{producers: 4, ranges: true}, intKeys},
 	}
 	w := 2 * runtime.GOMAXPROCS(0)
 	for _, k := range kinds {
 		b.Run("keys="+k.name, func(b *testing.B) {
 			b.Run("impl="+v.name(), func(b *testing.B) {
-				runNoOp(b, runnerFactory{name: v.name(), holds: true, new: k.new}, w, noopMode{producers: 1})
+				runNoOp(b, runnerFactory{name: v.name(), holds: true, new: k.new}, w, k.mode)
 			})
-			b.Run("impl=pond", runPond)
+			b.Run("impl=pond", func(b *testing.B) { runPondIn(b, k.mode) })
 		})
 	}
 }
 
 // runPond runs BenchmarkSched_NoOp's first row (workers = 2 × GOMAXPROCS,
 // one producer adding while the jobs run) for pond, the fastest pool.
-func runPond(b *testing.B) {
+func runPond(b *testing.B) { runPondIn(b, noopMode{producers: 1}) }
+
+// runPondIn runs pond with workers = 2 × GOMAXPROCS in mode m.
+func runPondIn(b *testing.B, m noopMode) {
 	fs := noopRunners()
 	i := slices.IndexFunc(fs, func(f runnerFactory) bool { return f.name == "pond" })
-	runNoOp(b, fs[i], 2*runtime.GOMAXPROCS(0), noopMode{producers: 1})
+	runNoOp(b, fs[i], 2*runtime.GOMAXPROCS(0), m)
 }
