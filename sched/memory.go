@@ -364,13 +364,14 @@ func (m *Memory[T, K]) Take(ctx context.Context, s *scope.Scope, r TakeRequest, 
 	if t == nil {
 		return dst, err
 	}
-	dst = t.claims(dst)
-	t.building.Unlock()
-	return dst, nil
+	defer t.building.Unlock() // even if building the claims panics: Finalize waits for it
+	return t.claims(dst), nil
 }
 
 // take is Take under m.mu: it returns the take, its building locked, or
-// nil if nothing was taken.
+// nil if nothing was taken. If it panics once the take is in s (nothing
+// should), it lets go of the building, so that s's close, which waits for
+// it, does not wait forever.
 func (m *Memory[T, K]) take(s *scope.Scope, r TakeRequest) (*take[T, K], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -390,6 +391,12 @@ func (m *Memory[T, K]) take(s *scope.Scope, r TakeRequest) (*take[T, K], error) 
 		m.recycleTake(t)
 		return nil, scope.ErrClosed
 	}
+	built := false
+	defer func() {
+		if !built {
+			t.building.Unlock()
+		}
+	}()
 	var lease int64
 	if !r.LeaseUntil.IsZero() {
 		lease = m.clock.ns(r.LeaseUntil)
@@ -405,9 +412,10 @@ func (m *Memory[T, K]) take(s *scope.Scope, r TakeRequest) (*take[T, K], error) 
 			break
 		}
 		for _, u := range units {
-			// A unit distinct put back while its take was closing is not
-			// counted yet (that take's done would count it): uncount only
-			// counted ones.
+			// Uncount only counted units. (A unit distinct put back while
+			// its take was closing was not counted until that take's done;
+			// since the close and done run under one hold of m.mu, a take
+			// no longer sees one, but a miscount here would be for good.)
 			if u.level != 0 {
 				m.countLevel(u.level, -1)
 			}
@@ -432,6 +440,7 @@ func (m *Memory[T, K]) take(s *scope.Scope, r TakeRequest) (*take[T, K], error) 
 	t.units = t.units[:0]
 	m.takes = append(m.takes, t)
 	t.open = len(m.takes) - 1
+	built = true
 	return t, nil
 }
 
@@ -553,9 +562,18 @@ func (t *take[T, K]) current(i int) bool {
 
 // Finalize is the take's finalizer on the scope it was taken under: it
 // fixes the entries up, closes the take's own scope (distinct settles the
-// units then) with the same exit, and frees what the take no longer needs.
+// units then) with the same exit, and frees what the take no longer needs,
+// all under one hold of m.mu. The close must not run without the lock:
+// between it and done, a unit distinct put back is queued but not yet
+// counted in its level (u.level is 0), and a Delete or SetDisabled of its
+// entry meanwhile would leave the unit in distinct's queue, where a later
+// Take claimed a disabled entry or a recycled one. (distinct's settlement
+// takes only distinct's own lock, after m.mu, the order Take takes them in.)
 func (t *take[T, K]) Finalize(exit scope.Exit) error {
 	t.awaitClaims()
+	m := t.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	t.fix(exit)
 	_ = t.s.Close(exit)
 	t.done()
@@ -568,10 +586,9 @@ func (t *take[T, K]) Finalize(exit scope.Exit) error {
 // pending at its position; one it must drop is one whose entry was settled.
 // On success distinct drops every unit, on failure it puts every unit back,
 // so only the exceptions need a call now.
+// It runs under m.mu.
 func (t *take[T, K]) fix(exit scope.Exit) {
 	m := t.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if g := t.group; g != nil {
 		// A group's unit is always dropped (done queues it again at the
 		// tail if it has entries pending), and its entries not settled go
@@ -605,11 +622,9 @@ func (t *take[T, K]) fix(exit scope.Exit) {
 }
 
 // done runs last, after distinct has settled the units: it frees what the
-// take no longer needs.
+// take no longer needs. It runs under m.mu.
 func (t *take[T, K]) done() {
 	m := t.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if g := t.group; g != nil {
 		g.busy = false
 		switch {

@@ -83,3 +83,37 @@ func TestMemoryTakeBuildsClaimsWhileScopeCloses(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryTakePanicLeavesNoScopeWaiting: a Take that panics once its take
+// is in the scope (here on a unit without an entry, planted in a level;
+// the unit of a deleted entry left in a level did that once) must let go
+// of the take's building, or the scope's close, which the scheduler runs
+// when it recovers the panic, waits for it forever and Stop hangs.
+func TestMemoryTakePanicLeavesNoScopeWaiting(t *testing.T) {
+	m := NewMemory[int, int]()
+	if err := m.Open(QueueInfo{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	m.queue(&unit[int, int]{}, MinPriority)
+	m.mu.Unlock()
+	s := scope.New()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Take of a unit without an entry did not panic")
+			}
+		}()
+		_, _ = m.Take(context.Background(), s, TakeRequest{Max: 8, Now: time.Now()}, nil)
+	}()
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		_ = s.Close(scope.Exit{})
+	}()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second): // a watchdog, not a wait for something to happen
+		t.Fatal("the scope's close still waits for the panicked Take's claims after 10s")
+	}
+}
