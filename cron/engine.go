@@ -84,10 +84,9 @@ type Config struct {
 //
 // Make an Engine with [New]; the zero value is not usable: its methods that
 // would run or change jobs return an error wrapping [ErrInvalidConfig]
-// instead, and it lists no jobs. All methods are
-// safe for concurrent use, and may be called from a job's handler, except
-// that Stop called from a handler waits for that handler, so it returns
-// only when its context ends.
+// instead, and it lists no jobs. All methods are safe for concurrent use,
+// and may be called from a job's handler or its retry policy's Delay (see
+// Stop for what Stop does then).
 type Engine struct {
 	log    *slog.Logger
 	leader func() bool
@@ -220,9 +219,10 @@ func (e *Engine) Start(ctx context.Context) error {
 // and Stop waits until the runs in progress have returned (their context is
 // not cancelled). Then it stops the engine's own scheduler, if it has one.
 // It returns ctx's error if ctx ends first; the runs go on, and a later Stop
-// waits again. A Stop called by a job's Func does not wait for the runs
-// (it would wait for itself): it stops the engine and returns, and a later
-// Stop from outside waits for the drain. After Stop, Register returns
+// waits again. A Stop called by a job's Func, or by its retry policy's
+// Delay, does not wait for the runs (it would wait for itself): it stops
+// the engine and returns, and a later Stop from outside waits for the
+// drain. After Stop, Register returns
 // [ErrStopped]. Stop is idempotent and safe without Start.
 //
 // With a shared [Config.Scheduler] the engine's queue stays registered on
@@ -274,11 +274,16 @@ func (e *Engine) made() error {
 	return nil
 }
 
-// inRun reports whether the calling goroutine runs a job's Func: whether
-// an engine's handler is on its stack. It walks the stack: Stop alone
-// asks.
+// inRun reports whether the calling goroutine runs a job's Func (an
+// engine's handler is on its stack), or runs a callback that one of the
+// scheduler's goroutines waits on, such as a retry policy's Delay, which
+// the run that failed waits for (sched calls those on a goroutine of their
+// own, under sched.onBehalf). Either way Stop must not wait for the runs
+// to end. It walks the stack: Stop alone asks.
 func inRun() bool {
-	return stack.Within(func(fn string) bool { return fn == "github.com/jobkit/jobkit/cron.(*Engine).handle" })
+	return stack.Within(func(fn string) bool {
+		return fn == "github.com/jobkit/jobkit/cron.(*Engine).handle" || fn == "github.com/jobkit/jobkit/sched.onBehalf"
+	})
 }
 
 // isLeader calls the LeaderFunc; a panic counts as false.

@@ -70,6 +70,13 @@ func (e *Engine) begin(name string) (run, time.Time) {
 		return run{}, j.wake(now)
 	}
 	r := run{j: j, attempt: 1, prevLast: j.last}
+	if !j.retryAt.IsZero() && !j.next.IsZero() && !now.Before(j.next) {
+		// The retry starts no sooner than the job's next time (it was
+		// due before it, but the run is late: no worker was free, or the
+		// engine paused): the later time wins (see WithRetry), as when
+		// the retry is planned.
+		j.retryOf, j.retryAt, j.attempt = time.Time{}, time.Time{}, 0
+	}
 	switch {
 	case !j.retryAt.IsZero():
 		if now.Before(j.retryAt) {
