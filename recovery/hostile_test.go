@@ -69,45 +69,41 @@ func (c callsBack) NewAlertsMetric(string) sched.CounterMetric   { return c.coun
 // mutex is not durably blocked for synctest.
 func TestMetricsProviderMayCallTheReaper(t *testing.T) {
 	t.Parallel()
-	s, err := sched.New(sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate := make(chan struct{})
-	t.Cleanup(func() {
-		close(gate)
-		if err := s.Stop(context.Background()); err != nil {
-			t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		s, err := sched.New(sched.Config{Workers: 1, Loops: 1, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gate := make(chan struct{})
+		defer func() {
+			close(gate)
+			if err := s.Stop(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+		var rp atomic.Pointer[recovery.Reaper]
+		p := callsBack{r: &rp, called: make(chan struct{}, 1)}
+		r, err := recovery.New(s, recovery.Config{Interval: time.Minute, StallThreshold: 1, TakenThreshold: -1, Metrics: p, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp.Store(r)
+		stallable(t, s, gate)
+
+		// A deadlock here (the provider's call of Stats under the
+		// reaper's lock) hangs the test until its timeout, which names it.
+		r.Look(context.Background())
+		time.Sleep(time.Minute)      // a whole Interval without a run ending
+		r.Look(context.Background()) // stalled: an alert, counted
+		select {
+		case <-p.called:
+		default:
+			t.Fatal("the provider was not asked for the stalled queue's metrics")
+		}
+		if st := r.Stats(); st.Alerts != 1 {
+			t.Errorf("stats %+v, want one alert", st)
 		}
 	})
-	var rp atomic.Pointer[recovery.Reaper]
-	p := callsBack{r: &rp, called: make(chan struct{}, 1)}
-	r, err := recovery.New(s, recovery.Config{Interval: time.Hour, StallThreshold: 1, TakenThreshold: -1, Metrics: p, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp.Store(r)
-	stallable(t, s, gate)
-
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.Look(context.Background())
-		r.Look(context.Background()) // stalled: an alert, counted
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Look has not returned after 10s: the provider's call of Stats deadlocked the reaper")
-	}
-	select {
-	case <-p.called:
-	default:
-		t.Fatal("the provider was not asked for the stalled queue's metrics")
-	}
-	if st := r.Stats(); st.Alerts != 1 {
-		t.Errorf("stats %+v, want one alert", st)
-	}
 }
 
 // faultyHandler is a slog handler that panics, or calls runtime.Goexit,
@@ -146,7 +142,7 @@ func TestLoggerFaultsAreContained(t *testing.T) {
 			}()
 			var alerts atomic.Int64
 			r, err := recovery.New(s, recovery.Config{
-				Interval: time.Hour, StallThreshold: 1, TakenThreshold: -1,
+				Interval: time.Minute, StallThreshold: 1, TakenThreshold: -1,
 				Logger:  slog.New(faultyHandler{goexit}),
 				OnAlert: func(recovery.Alert) { alerts.Add(1) },
 			})
@@ -160,6 +156,7 @@ func TestLoggerFaultsAreContained(t *testing.T) {
 				defer close(done)
 				defer func() { recovered = recover() }()
 				r.Look(context.Background())
+				time.Sleep(time.Minute)      // a whole Interval without a run ending
 				r.Look(context.Background()) // stalled: an alert, logged
 				returned = true
 			}()

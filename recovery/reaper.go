@@ -146,10 +146,17 @@ type Reaper struct {
 
 	mu      sync.Mutex // guards the fields below
 	stats   Stats
-	alerted map[alertKey]bool // taken-too-often alerts already raised
-	ended   map[string]uint64 // the runs each queue had ended at the last look
-	stalled map[string]bool   // queues stalled at the last look: alerted once
+	alerted map[alertKey]bool  // taken-too-often alerts already raised
+	ended   map[string]endedAt // the runs each queue had ended at the last look, and since when
+	stalled map[string]bool    // queues stalled at the last look: alerted once
 	metrics map[string]*queueMetrics
+}
+
+// endedAt is the number of runs a queue had ended when a look saw it, and
+// the time of the look that first saw that number.
+type endedAt struct {
+	n     uint64
+	since time.Time
 }
 
 type alertKey struct {
@@ -194,7 +201,7 @@ func New(s *sched.Scheduler, cfg Config) (*Reaper, error) {
 	return &Reaper{
 		s: s, in: in, cfg: cfg,
 		alerted: make(map[alertKey]bool),
-		ended:   make(map[string]uint64),
+		ended:   make(map[string]endedAt),
 		stalled: make(map[string]bool),
 		metrics: make(map[string]*queueMetrics),
 	}, nil
@@ -370,9 +377,13 @@ func (r *Reaper) checkTaken(ctx context.Context, now time.Time) {
 }
 
 // checkStalls alerts for each queue with StallThreshold entries or more
-// waiting, some running, and no run ended since the last look: once when
-// the stall begins. A stall ends when a run ends, the queue is paused or
-// fewer entries wait; one that begins again alerts again.
+// waiting (pending or awaiting a worker, and enabled), some running, and no
+// run ended for a whole Interval: for as long as the looks since one that
+// saw the same number of ended runs span an Interval. (Two looks close
+// together, a Look of the user's beside the loop's, see no stall.) It
+// alerts once when the stall begins. A stall ends when a run ends, the
+// queue is paused or fewer entries wait; one that begins again alerts
+// again.
 func (r *Reaper) checkStalls(ctx context.Context, now time.Time) {
 	if r.cfg.StallThreshold < 0 {
 		return
@@ -382,11 +393,24 @@ func (r *Reaper) checkStalls(ctx context.Context, now time.Time) {
 		return
 	}
 	for _, qs := range sums {
-		waiting := qs.Counts.Pending + qs.Counts.Awaiting - qs.Counts.Disabled
+		waiting := qs.Counts.Pending + qs.Counts.Awaiting // disabled ones too, for now
 		r.mu.Lock()
 		last, seen := r.ended[qs.Name]
-		r.ended[qs.Name] = qs.Ended
-		stalled := seen && qs.Ended == last && qs.Counts.Running > 0 && waiting >= r.cfg.StallThreshold && !qs.Paused
+		if !seen || qs.Ended != last.n || now.Before(last.since) {
+			last = endedAt{n: qs.Ended, since: now}
+			r.ended[qs.Name] = last
+		}
+		stalled := seen && now.Sub(last.since) >= r.cfg.Interval && qs.Counts.Running > 0 && waiting >= r.cfg.StallThreshold && !qs.Paused
+		r.mu.Unlock()
+		if stalled && qs.Counts.Disabled > 0 {
+			// Counts.Disabled counts disabled entries in every state
+			// (delayed ones, say): count those among the waiting, which
+			// never run until enabled. Only a queue that looks stalled
+			// pays for the listing.
+			waiting -= r.disabledWaiting(ctx, qs.Name)
+			stalled = waiting >= r.cfg.StallThreshold
+		}
+		r.mu.Lock()
 		fresh := stalled && !r.stalled[qs.Name]
 		r.stalled[qs.Name] = stalled
 		r.mu.Unlock()
@@ -394,6 +418,17 @@ func (r *Reaper) checkStalls(ctx context.Context, now time.Time) {
 			r.alert(Alert{Kind: Stalled, Queue: qs.Name, Waiting: waiting, Running: qs.Counts.Running, At: now})
 		}
 	}
+}
+
+// disabledWaiting counts the disabled entries of the queue named that are
+// pending or awaiting a worker.
+func (r *Reaper) disabledWaiting(ctx context.Context, queue string) int {
+	n, _ := r.in.Count(ctx, sched.Query{
+		Queues: []string{queue},
+		States: []sched.State{sched.StatePending, sched.StateAwaiting},
+		Match:  func(s *sched.Summary) bool { return s.Disabled },
+	})
+	return n
 }
 
 func (r *Reaper) alert(a Alert) {
