@@ -292,7 +292,8 @@ func (r *Reaper) loop(ctx context.Context, done chan<- struct{}) {
 	}()
 	clock := r.s.Clock()
 	timer := clock.NewTimer()
-	defer timer.Stop()
+	defer func() { timer.Stop() }()
+	broke := r.s.ClockBroken()
 	for {
 		timer.Reset(r.cfg.Interval)
 		select {
@@ -300,6 +301,13 @@ func (r *Reaper) loop(ctx context.Context, done chan<- struct{}) {
 			normal = true
 			return
 		case <-timer.C():
+		case <-broke:
+			// The scheduler's clock broke, and its timer may never fire:
+			// wait the Interval again on a timer of the system clock.
+			broke = nil
+			timer.Stop()
+			timer = clock.NewTimer()
+			continue
 		}
 		r.Look(ctx)
 	}

@@ -319,3 +319,30 @@ func TestAClockThatEndsItsGoroutineStrandsNothing(t *testing.T) {
 		}
 	}
 }
+
+// ClockBroken is closed when Config.Clock breaks, and never with the
+// system clock.
+func TestClockBrokenIsClosedByTheBreak(t *testing.T) {
+	t.Parallel()
+	if ch := must.New(t, sched.Config{}).ClockBroken(); ch != nil {
+		t.Error("ClockBroken of the system clock is not nil")
+	}
+	var log logbuf.Buffer
+	c := &brokenClock{}
+	s := guarded(t, c, &log)
+	select {
+	case <-s.ClockBroken():
+		t.Fatal("ClockBroken closed before the clock broke")
+	default:
+	}
+	c.once.Store(true)
+	s.Clock().Now()
+	select {
+	case <-s.ClockBroken():
+	default:
+		t.Error("ClockBroken not closed once the clock broke")
+	}
+	if ch := (*sched.Scheduler)(nil).ClockBroken(); ch != nil {
+		t.Error("ClockBroken of a nil Scheduler is not nil")
+	}
+}

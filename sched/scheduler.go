@@ -634,6 +634,21 @@ func (s *Scheduler) ns(t time.Time) int64 { return s.epoch.ns(t) }
 // panics as Config says, or the system clock.
 func (s *Scheduler) Clock() Clock { return s.clock }
 
+// ClockBroken returns a channel that is closed when Config.Clock breaks
+// (panics, or ends a goroutine; see Config.Clock) and the scheduler tells
+// the time by the system clock from then on. A timer of the broken clock
+// may never fire again: a goroutine that waits on one it got from Clock
+// should wait on this channel too, and make a new timer when it closes
+// (Clock's NewTimer then makes one of the system clock). For the system
+// clock (and a Scheduler not made by New) the channel is nil: never
+// closed.
+func (s *Scheduler) ClockBroken() <-chan struct{} {
+	if s == nil {
+		return nil
+	}
+	return s.clockBroke
+}
+
 // Logger returns the scheduler's logger: Config.Logger, with its handler
 // guarded (see Config.Logger).
 func (s *Scheduler) Logger() *slog.Logger { return s.log }
