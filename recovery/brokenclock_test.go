@@ -18,7 +18,7 @@ type deadClock struct{ broken atomic.Bool }
 
 type deadTimer struct{ c chan time.Time }
 
-func (t *deadTimer) C() <-chan time.Time   { return t.c }
+func (t *deadTimer) C() <-chan time.Time { return t.c }
 func (t *deadTimer) Reset(time.Duration) {}
 func (t *deadTimer) Stop()               {}
 

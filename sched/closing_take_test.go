@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jobkit/jobkit/scope"
 	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/scope"
 )
 
 // closingTakeRounds is how many times the tests below race a batch's close
