@@ -66,44 +66,51 @@ func (c callsBack) NewAlertsMetric(string) sched.CounterMetric   { return c.coun
 // metrics must not deadlock it: the provider used to be called with the
 // reaper's lock held, so the reaper's goroutine, and every later Stats,
 // blocked for good. It runs in real time, bounded: a goroutine blocked on a
-// mutex is not durably blocked for synctest.
+// mutex is not durably blocked for synctest. (The scheduler's clock is
+// stepped to make the Interval the stall needs pass.)
 func TestMetricsProviderMayCallTheReaper(t *testing.T) {
 	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		s, err := sched.New(sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		gate := make(chan struct{})
-		defer func() {
-			close(gate)
-			if err := s.Stop(context.Background()); err != nil {
-				t.Error(err)
-			}
-		}()
-		var rp atomic.Pointer[recovery.Reaper]
-		p := callsBack{r: &rp, called: make(chan struct{}, 1)}
-		r, err := recovery.New(s, recovery.Config{Interval: time.Minute, StallThreshold: 1, TakenThreshold: -1, Metrics: p, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rp.Store(r)
-		stallable(t, s, gate)
-
-		// A deadlock here (the provider's call of Stats under the
-		// reaper's lock) hangs the test until its timeout, which names it.
-		r.Look(context.Background())
-		time.Sleep(time.Minute)      // a whole Interval without a run ending
-		r.Look(context.Background()) // stalled: an alert, counted
-		select {
-		case <-p.called:
-		default:
-			t.Fatal("the provider was not asked for the stalled queue's metrics")
-		}
-		if st := r.Stats(); st.Alerts != 1 {
-			t.Errorf("stats %+v, want one alert", st)
+	clock := &steppedClock{}
+	s, err := sched.New(sched.Config{Workers: 1, Loops: 1, Logger: quiet, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	t.Cleanup(func() {
+		close(gate)
+		if err := s.Stop(context.Background()); err != nil {
+			t.Error(err)
 		}
 	})
+	var rp atomic.Pointer[recovery.Reaper]
+	p := callsBack{r: &rp, called: make(chan struct{}, 1)}
+	r, err := recovery.New(s, recovery.Config{Interval: time.Minute, StallThreshold: 1, TakenThreshold: -1, Metrics: p, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp.Store(r)
+	stallable(t, s, gate)
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Look(context.Background())
+		clock.step(time.Minute)      // a whole Interval without a run ending
+		r.Look(context.Background()) // stalled: an alert, counted
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Look has not returned after 10s: the provider's call of Stats deadlocked the reaper")
+	}
+	select {
+	case <-p.called:
+	default:
+		t.Fatal("the provider was not asked for the stalled queue's metrics")
+	}
+	if st := r.Stats(); st.Alerts != 1 {
+		t.Errorf("stats %+v, want one alert", st)
+	}
 }
 
 // faultyHandler is a slog handler that panics, or calls runtime.Goexit,
@@ -234,3 +241,21 @@ func TestStopFromTheLogger(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// steppedClock is the system clock, ahead by what step added, with the
+// system clock's timers.
+type steppedClock struct{ ahead atomic.Int64 }
+
+func (c *steppedClock) step(d time.Duration) { c.ahead.Add(int64(d)) }
+func (c *steppedClock) Now() time.Time       { return time.Now().Add(time.Duration(c.ahead.Load())) }
+func (c *steppedClock) NewTimer() sched.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return sysTimer{t}
+}
+
+type sysTimer struct{ t *time.Timer }
+
+func (t sysTimer) C() <-chan time.Time   { return t.t.C }
+func (t sysTimer) Reset(d time.Duration) { t.t.Reset(d) }
+func (t sysTimer) Stop()                 { t.t.Stop() }
