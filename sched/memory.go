@@ -286,7 +286,8 @@ func cmpID(a, b ID) int {
 }
 
 // queue adds u at the tail of level p. distinct refuses a unit still in
-// progress under a take that is closing; that take's done counts it then.
+// progress under a take that has not closed; that take's done queues it
+// then.
 func (m *Memory[T, K]) queue(u *unit[T, K], p int) bool {
 	q := m.levels[p]
 	if q == nil {
