@@ -186,11 +186,23 @@ type queueBase struct {
 // NewQueue registers a queue named name (1 to 200 bytes of UTF-8) on s. It
 // returns an error wrapping ErrInvalid for an invalid name or config, ErrDuplicateQueue if the name
 // is taken, and ErrStopped once s was stopped. Queues may be registered
-// before or after Start.
+// before or after Start. A NewQueue refused for its name or a stopped s
+// neither opens cfg.Backend nor asks the metrics provider for anything.
 func NewQueue[T any, K comparable](s *Scheduler, name string, cfg QueueConfig[T, K]) (*Queue[T, K], error) {
 	if err := s.made(); err != nil {
 		return nil, err
 	}
+	// The name first: a name taken (or a stopped scheduler) is refused
+	// before the queue's metrics are made or its backend opened.
+	if err := s.reserve(name); err != nil {
+		return nil, err
+	}
+	registered := false
+	defer func() {
+		if !registered { // an error, or a panic of the Backend's Open or the metrics provider
+			s.unreserve(name)
+		}
+	}()
 	q := &Queue[T, K]{handler: cfg.Handler, keyOf: cfg.Key, groupOf: cfg.Group, keyKind: keys.Of[K]()}
 	if err := q.configure(s, name, &cfg); err != nil {
 		return nil, err
@@ -202,6 +214,7 @@ func NewQueue[T any, K comparable](s *Scheduler, name string, cfg QueueConfig[T,
 		return nil, err
 	}
 	q.batches.max = s.cfg.Workers + s.cfg.Loops
+	registered = true // register gives the reservation back either way
 	if err := s.register(q); err != nil {
 		return nil, err
 	}

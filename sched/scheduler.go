@@ -39,12 +39,16 @@ type Scheduler struct {
 
 	// mu guards the queue registry, the lifecycle flags and the fairness
 	// fields of every queue (see pick).
-	mu      sync.Mutex
-	queues  []runner
-	byName  map[string]runner
-	started bool
-	stopped bool
-	rr      int // where the next pick starts, for ties
+	mu     sync.Mutex
+	queues []runner
+	byName map[string]runner
+	// reserved holds the names of queues being registered: NewQueue takes
+	// the name before it makes the queue's metrics or opens its backend,
+	// so that a taken name (or a stopped scheduler) touches neither.
+	reserved map[string]bool
+	started  bool
+	stopped  bool
+	rr       int // where the next pick starts, for ties
 	// readyScratch is pick's list of ready queues.
 	readyScratch []int
 
@@ -129,6 +133,7 @@ func New(cfg Config) (*Scheduler, error) {
 	s := &Scheduler{
 		cfg: cfg, gov: cfg.Governor, clock: cfg.Clock, log: cfg.Logger,
 		byName:     make(map[string]runner),
+		reserved:   make(map[string]bool),
 		keeperWake: make(chan struct{}, 1),
 		life:       make(chan struct{}, 1),
 	}
@@ -158,16 +163,37 @@ func (s *Scheduler) register(q runner) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := q.base()
-	switch {
-	case s.stopped:
+	delete(s.reserved, b.name)
+	if s.stopped { // since the name was reserved
 		return ErrStopped
-	case s.byName[b.name] != nil:
-		return fmt.Errorf("%w: %q", ErrDuplicateQueue, b.name)
 	}
 	s.byName[b.name] = q
 	s.queues = append(s.queues, q)
 	b.pass = s.minPassLocked()
 	return nil
+}
+
+// reserve takes name for a queue that NewQueue is about to make, or
+// returns ErrStopped once s was stopped, or an error wrapping
+// ErrDuplicateQueue if the name is registered or reserved. register, or
+// unreserve if the queue is not made, gives the reservation back.
+func (s *Scheduler) reserve(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.stopped:
+		return ErrStopped
+	case s.byName[name] != nil || s.reserved[name]:
+		return fmt.Errorf("%w: %q", ErrDuplicateQueue, name)
+	}
+	s.reserved[name] = true
+	return nil
+}
+
+func (s *Scheduler) unreserve(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.reserved, name)
 }
 
 // checkCtx returns an error wrapping ErrInvalid for a nil ctx, and ctx's
