@@ -285,9 +285,16 @@ func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.cur, b.started = i, time.Time{}
-	if b.abandoned || s.stopping.Load() || q.paused.Load() || q.atCap() {
+	if b.abandoned || s.stopping.Load() || q.paused.Load() || !q.reserveRun() {
 		return false, false // the rest go back to pending, at their places
 	}
+	// The run is counted in q.running from here: given back unless it
+	// starts (also if the backend panics).
+	defer func() {
+		if !started {
+			q.running.Add(-1)
+		}
+	}()
 	if b.gone[i] {
 		return true, false
 	}
@@ -305,7 +312,6 @@ func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
 		return true, false
 	}
 	b.started = now
-	q.running.Add(1)
 	if m := q.metrics; m != nil {
 		m.runStarted(b, now)
 	}

@@ -13,7 +13,7 @@ import (
 // A cap lowered while batches run applies as their runs end: once it is 1,
 // a worker whose run ended while another batch's run goes on starts no
 // further entry of its batch, which goes back to pending. (From mutation
-// testing: batch.start without its atCap check, and atCap comparing
+// testing: batch.start without its cap check, and the check comparing
 // running > cap instead of ≥, survived every test.)
 func TestALoweredCapStopsTheNextStartOfARunningBatch(t *testing.T) {
 	t.Parallel()

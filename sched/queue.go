@@ -549,12 +549,22 @@ func (q *Queue[T, K]) promote(ctx context.Context, now time.Time) int64 {
 	return q.due.Load()
 }
 
-// atCap reports whether as many entries run as the cap allows: a worker
-// starts no further entry of its batch then (the cap may have been lowered
-// since the batch was taken).
-func (q *queueBase) atCap() bool {
-	c := q.maxConc.Load()
-	return c > 0 && q.running.Load() >= c
+// reserveRun counts one more run in q.running and reports true, or false
+// if as many entries run as the cap allows: a worker starts no further
+// entry of its batch then (the cap may have been lowered since the batch
+// was taken, so that the batches claimed hold more entries than it
+// allows). The check and the count are one step: two workers that checked
+// and then counted apart both started an entry, once, one past the cap.
+func (q *queueBase) reserveRun() bool {
+	for {
+		c, n := q.maxConc.Load(), q.running.Load()
+		if c > 0 && n >= c {
+			return false
+		}
+		if q.running.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // errQueueNotMade is the error of a method of a Queue not made by NewQueue.
