@@ -70,7 +70,11 @@ func (c callsBack) NewAlertsMetric(string) sched.CounterMetric   { return c.coun
 // stepped to make the Interval the stall needs pass.)
 func TestMetricsProviderMayCallTheReaper(t *testing.T) {
 	t.Parallel()
-	clock := &steppedClock{}
+	sys, err := sched.New(sched.Config{Logger: quiet}) // never started: for its clock
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &steppedClock{sys: sys.Clock()}
 	s, err := sched.New(sched.Config{Workers: 1, Loops: 1, Logger: quiet, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
@@ -243,19 +247,12 @@ func TestStopFromTheLogger(t *testing.T) {
 }
 
 // steppedClock is the system clock, ahead by what step added, with the
-// system clock's timers.
-type steppedClock struct{ ahead atomic.Int64 }
-
-func (c *steppedClock) step(d time.Duration) { c.ahead.Add(int64(d)) }
-func (c *steppedClock) Now() time.Time       { return time.Now().Add(time.Duration(c.ahead.Load())) }
-func (c *steppedClock) NewTimer() sched.Timer {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return sysTimer{t}
+// system clock's timers (those of sys, a scheduler's default clock).
+type steppedClock struct {
+	ahead atomic.Int64
+	sys   sched.Clock
 }
 
-type sysTimer struct{ t *time.Timer }
-
-func (t sysTimer) C() <-chan time.Time   { return t.t.C }
-func (t sysTimer) Reset(d time.Duration) { t.t.Reset(d) }
-func (t sysTimer) Stop()                 { t.t.Stop() }
+func (c *steppedClock) step(d time.Duration)  { c.ahead.Add(int64(d)) }
+func (c *steppedClock) Now() time.Time        { return time.Now().Add(time.Duration(c.ahead.Load())) }
+func (c *steppedClock) NewTimer() sched.Timer { return c.sys.NewTimer() }
