@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,12 +31,10 @@ func TestOperatorsOnABusySchedulerKeepTheInvariants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	runningIDs := map[string]bool{}
-	runningGroups := map[string]bool{}
-	var violations []string
+	var invs []*invariants // one a queue: see core_review_test.go
 	mk := func(name string, grouped bool, maxc int) *sched.Queue[spay, int] {
-		var running atomic.Int64
+		inv := newInvariants(t, maxc)
+		invs = append(invs, inv)
 		cfg := sched.QueueConfig[spay, int]{
 			Key:            func(p spay) int { return p.K },
 			MaxConcurrency: maxc,
@@ -45,34 +42,8 @@ func TestOperatorsOnABusySchedulerKeepTheInvariants(t *testing.T) {
 			Retry:          &sched.RetryPolicy{MaxRetries: 2, Base: time.Millisecond},
 			MaxReruns:      3,
 			Handler: func(ctx context.Context, j *sched.Job[spay, int]) error {
-				id := fmt.Sprintf("%s/%d", name, j.ID)
-				mu.Lock()
-				if runningIDs[id] {
-					violations = append(violations, "twice at once: "+id)
-				}
-				runningIDs[id] = true
-				if g := j.Group; g != "" {
-					gk := name + "#" + g
-					if runningGroups[gk] {
-						violations = append(violations, "group twice at once: "+gk)
-					}
-					runningGroups[gk] = true
-				}
-				mu.Unlock()
-				if n := running.Add(1); maxc > 0 && n > int64(maxc) {
-					mu.Lock()
-					violations = append(violations, fmt.Sprintf("%s: %d running, cap %d", name, n, maxc))
-					mu.Unlock()
-				}
-				defer func() {
-					running.Add(-1)
-					mu.Lock()
-					delete(runningIDs, id)
-					if g := j.Group; g != "" {
-						delete(runningGroups, name+"#"+g)
-					}
-					mu.Unlock()
-				}()
+				inv.enter(int(j.ID), j.Group)
+				defer inv.leave(int(j.ID), j.Group)
 				switch rand.IntN(7) {
 				case 0:
 					return errors.New("boom")
@@ -164,11 +135,9 @@ func TestOperatorsOnABusySchedulerKeepTheInvariants(t *testing.T) {
 	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	for _, v := range violations {
-		t.Error(v)
+	for _, inv := range invs {
+		inv.report()
 	}
-	mu.Unlock()
 	for _, q := range qs {
 		c, err := q.Counts(ctx)
 		if err != nil {
