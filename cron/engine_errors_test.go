@@ -366,3 +366,45 @@ func TestEngine_HostileCallbacks(t *testing.T) {
 		}
 	})
 }
+
+// Once the engine was stopped, Update, Pause and Resume return ErrStopped
+// and change nothing, also with a shared scheduler that still runs (whose
+// queue would take the entry): the job keeps its schedule and its state.
+func TestUpdatePauseResumeAfterStopReturnErrStopped(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s, err := sched.New(sched.Config{Workers: 2, Logger: slog.New(slog.DiscardHandler)})
+		must(t, err)
+		must(t, s.Start(ctx))
+		defer func() { must(t, s.Stop(ctx)) }()
+		e, err := cron.New(cron.Config{Scheduler: s})
+		must(t, err)
+		nop := func(context.Context, time.Time) error { return nil }
+		must(t, e.RegisterSpec(ctx, "daily", "@daily", nop))
+		must(t, e.RegisterSpec(ctx, "paused", "@daily", nop))
+		must(t, e.Pause(ctx, "paused"))
+		must(t, e.Start(ctx))
+		must(t, e.Stop(ctx))
+		before := e.Jobs()
+		for name, err := range map[string]error{
+			"Update":     e.UpdateSpec(ctx, "daily", "@hourly"),
+			"Pause":      e.Pause(ctx, "daily"),
+			"Resume":     e.Resume(ctx, "paused"),
+			"Update one": e.Update(ctx, "paused", mustParse(t, "@hourly")),
+		} {
+			if !errors.Is(err, cron.ErrStopped) {
+				t.Errorf("%s after Stop: %v, want ErrStopped", name, err)
+			}
+		}
+		after := e.Jobs()
+		if len(after) != len(before) {
+			t.Fatalf("jobs %v after the refused calls, want %v", after, before)
+		}
+		for i := range after {
+			if a, b := after[i], before[i]; a.Paused != b.Paused || !a.Next.Equal(b.Next) {
+				t.Errorf("job %s changed by a refused call: %+v, was %+v", a.Name, a, b)
+			}
+		}
+	})
+}

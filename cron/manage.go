@@ -129,7 +129,8 @@ func (e *Engine) register(ctx context.Context, name string, s Schedule, fn Func,
 // now, and no activation of s before now is made up. During a run it
 // applies when the run ends: the job then waits for the first activation of
 // s after the run's end. Missed runs waiting to run and a waiting retry are
-// dropped. Errors as for Register, and [ErrUnknownJob].
+// dropped. Errors as for Register, and [ErrUnknownJob]; once the engine was
+// stopped it returns [ErrStopped] and the job keeps its schedule.
 func (e *Engine) Update(ctx context.Context, name string, s Schedule) error {
 	switch {
 	case ctx == nil:
@@ -152,7 +153,11 @@ func (e *Engine) Update(ctx context.Context, name string, s Schedule) error {
 	}
 	e.mu.Lock()
 	j := e.jobs[name]
-	if j == nil {
+	switch {
+	case e.stopping: // nothing changes: with a shared scheduler the queue would still take the entry
+		e.mu.Unlock()
+		return ErrStopped
+	case j == nil:
 		e.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrUnknownJob, name)
 	}
@@ -218,14 +223,16 @@ func (e *Engine) Unregister(ctx context.Context, name string) error {
 // Pause stops running the job named name until Resume: a run in progress
 // finishes, and no activation that falls while the job is paused is ever
 // made up. Pausing a paused job does nothing. It returns an error wrapping
-// [ErrUnknownJob] if no job has the name, and ctx's or the queue's error.
+// [ErrUnknownJob] if no job has the name, [ErrStopped] once the engine was
+// stopped (the job is left as it was), and ctx's or the queue's error.
 func (e *Engine) Pause(ctx context.Context, name string) error {
 	return e.setPaused(ctx, name, true)
 }
 
 // Resume undoes Pause: the job next runs at the first activation of its
 // schedule after now; missed runs that were waiting and a waiting retry are
-// dropped. Resuming a job that is not paused does nothing.
+// dropped. Resuming a job that is not paused does nothing. Errors as for
+// Pause.
 func (e *Engine) Resume(ctx context.Context, name string) error {
 	return e.setPaused(ctx, name, false)
 }
@@ -258,6 +265,8 @@ func (e *Engine) markPaused(name string, paused bool) (*job, time.Time, error) {
 	defer e.mu.Unlock()
 	j := e.jobs[name]
 	switch {
+	case e.stopping:
+		return nil, time.Time{}, ErrStopped
 	case j == nil:
 		return nil, time.Time{}, fmt.Errorf("%w: %q", ErrUnknownJob, name)
 	case j.paused == paused:
