@@ -95,8 +95,8 @@
 // (run the latest missed time once) or [RunEach] (the latest n missed times,
 // oldest first, n at most [MaxRunEach]). It returns the runs to make up and
 // the next time. It never enumerates the missed times: a job that fires
-// every second and was down for a year costs three calls of Next under
-// RunOnce.
+// every second and was down for a year costs three or four calls of Next
+// under RunOnce.
 //
 // The [Engine] applies these policies to late and missed runs; see below.
 //

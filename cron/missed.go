@@ -67,7 +67,7 @@ func (m Missed) String() string {
 // bisection, using only s.Next, so the number of Next calls grows with the
 // logarithm of now-last and not with the number of missed activations:
 // 3 in all for a job that fires every second and was down for a year, under
-// RunOnce; 2 more per extra run under RunEach for a regular schedule; a few
+// RunOnce (4 when now falls on an activation); 2 more per extra run under RunEach for a regular schedule; a few
 // dozen for a rare one (0 0 29 2 *). The worst case, for a schedule that
 // fires in bursts, is about 64 gallop steps and 64 halvings of at most 9
 // calls each per run. See TestDueBoundedWork and BenchmarkDue.

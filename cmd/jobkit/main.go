@@ -16,7 +16,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/jobkit [-jobs 24] [-workers 3] [-batch 4] [-flaky 6] [-work 2ms] [-http :8080]
+//	go run ./cmd/jobkit [-jobs 24] [-workers 3] [-batch 4] [-producers 2] [-flaky 6] [-work 2ms] [-http :8080]
 //
 // The cron subcommand prints the next run times of a cron spec:
 //

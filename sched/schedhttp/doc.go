@@ -85,9 +85,9 @@
 //
 // Counts by queue and state alone cost O(1) per queue; a count with
 // prefix, from or to, like a write by filter, lists the entries it
-// selects. GET /queues/{queue} summarises every queue. Retrying or
-// deleting one entry lists its queue's entries after it: the Inspector
-// retries and deletes by filter.
+// selects. GET /queues/{queue} summarises that queue alone. Retrying or
+// deleting one entry acts on that entry alone: the Inspector retries and
+// deletes it by a filter bounded to its ID.
 //
 // # Errors
 //
