@@ -114,8 +114,9 @@ func (a Alert) String() string {
 
 // Stats are a reaper's counts since it started.
 type Stats struct {
-	// Rescued counts the claims taken back; Poisoned those that ended
-	// poisoned instead; Alerts the alerts raised.
+	// Rescued counts the claims taken back, the poisoned ones included;
+	// Poisoned those of them that ended poisoned, not to run again; Alerts
+	// the alerts raised.
 	Rescued, Poisoned, Alerts int
 	// Abandoned is the number of rescued handlers that have not returned
 	// yet (Go cannot stop them): each holds a goroutine.
