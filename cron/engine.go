@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jobkit/jobkit/internal/panicval"
 	"github.com/jobkit/jobkit/internal/stack"
 	"github.com/jobkit/jobkit/sched"
 )
@@ -293,7 +294,7 @@ func (e *Engine) isLeader() (ok bool) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			e.log.Warn("cron: LeaderFunc panicked; the run is skipped", slog.Any("panic", r))
+			e.log.Warn("cron: LeaderFunc panicked; the run is skipped", slog.String("panic", panicval.String(r)))
 			ok = false
 		}
 	}()

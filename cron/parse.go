@@ -8,6 +8,7 @@ import (
 
 	robfig "github.com/robfig/cron/v3"
 
+	"github.com/jobkit/jobkit/internal/panicval"
 	"github.com/jobkit/jobkit/sched"
 )
 
@@ -156,7 +157,7 @@ func everyFields(spec string) []string {
 func robfigParse(spec string) (s robfig.Schedule, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("parser panicked: %v", r)
+			s, err = nil, fmt.Errorf("parser panicked: %s", panicval.String(r))
 		}
 	}()
 	return parser.Parse(spec)
@@ -210,7 +211,7 @@ func cutZone(spec string) (name, rest string, ok bool) {
 func loadLocation(name string) (loc *time.Location, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			loc, err = nil, fmt.Errorf("loading zone %q panicked: %v", name, r)
+			loc, err = nil, fmt.Errorf("loading zone %q panicked: %s", name, panicval.String(r))
 		}
 	}()
 	return time.LoadLocation(name)

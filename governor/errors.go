@@ -3,6 +3,8 @@ package governor
 import (
 	"errors"
 	"fmt"
+
+	"github.com/jobkit/jobkit/internal/panicval"
 )
 
 var (
@@ -49,7 +51,9 @@ type PanicError struct {
 }
 
 // Error returns "governor: sampler panicked: " and the panic's value.
-func (e *PanicError) Error() string { return fmt.Sprintf("governor: sampler panicked: %v", e.Value) }
+func (e *PanicError) Error() string {
+	return "governor: sampler panicked: " + panicval.String(e.Value)
+}
 
 // Unwrap returns the panic's value if it is an error, or nil.
 func (e *PanicError) Unwrap() error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/internal/isolate"
+	"github.com/jobkit/jobkit/internal/panicval"
 	"github.com/jobkit/jobkit/internal/stack"
 )
 
@@ -158,7 +159,7 @@ func (g *Governor) fault(ctx context.Context, st *loopState, p *PanicError) {
 		st.first = nil
 	}
 	if p != nil {
-		g.log(slog.LevelError, "governor: NowFunc panicked on the sampling goroutine", "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
+		g.log(slog.LevelError, "governor: NowFunc panicked on the sampling goroutine", "panic", panicval.String(p.Value), "stack", string(p.Stack))
 	} else {
 		g.log(slog.LevelError, "governor: a call on the sampling goroutine called runtime.Goexit")
 	}
@@ -230,7 +231,7 @@ func (g *Governor) apply(s sampled) {
 	// Logged outside the lock: a handler may call back into the Governor.
 	switch pe, _ := err.(*PanicError); {
 	case pe != nil:
-		g.log(slog.LevelError, "governor: sampler panicked; reading stale", "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+		g.log(slog.LevelError, "governor: sampler panicked; reading stale", "panic", panicval.String(pe.Value), "stack", string(pe.Stack))
 	case err == ErrSamplerGoexit:
 		g.log(slog.LevelError, "governor: sampler called runtime.Goexit; reading stale")
 	case err != nil && !wasFailing:

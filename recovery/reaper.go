@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/internal/isolate"
+	"github.com/jobkit/jobkit/internal/panicval"
 	"github.com/jobkit/jobkit/internal/stack"
 	"github.com/jobkit/jobkit/sched"
 )
@@ -459,7 +460,7 @@ func (r *Reaper) hook(a Alert) {
 	defer func() {
 		switch v := recover(); {
 		case v != nil:
-			r.log(slog.LevelError, "recovery: OnAlert panicked", slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+			r.log(slog.LevelError, "recovery: OnAlert panicked", slog.String("panic", panicval.String(v)), slog.String("stack", string(debug.Stack())))
 		case !returned:
 			r.log(slog.LevelError, "recovery: OnAlert called runtime.Goexit; the reaper goes on in a new goroutine", slog.String("stack", string(debug.Stack())))
 		}
@@ -483,7 +484,7 @@ func (r *Reaper) count(queue string, pick func(*queueMetrics) sched.CounterMetri
 			v = "runtime.Goexit"
 		}
 		if v != nil && r.metricsOff.CompareAndSwap(false, true) {
-			r.log(slog.LevelError, "recovery: a metric panicked; the reaper's metrics are off", slog.Any("panic", v))
+			r.log(slog.LevelError, "recovery: a metric panicked; the reaper's metrics are off", slog.String("panic", panicval.String(v)))
 		}
 	}()
 	if c := pick(r.metricsOf(queue)); c != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobkit/jobkit/governor"
 	"github.com/jobkit/jobkit/internal/errchain"
+	"github.com/jobkit/jobkit/internal/panicval"
 	"github.com/jobkit/jobkit/scope"
 )
 
@@ -424,7 +425,7 @@ func (q *queueBase) call(in string, f func() error) (err error) {
 		if v := recover(); v != nil || !returned {
 			v = exitValue(v)
 			q.s.contain(q, "backend panicked in "+in, v)
-			err = fmt.Errorf("sched: backend panicked in %s: %v", in, v)
+			err = fmt.Errorf("sched: backend panicked in %s: %s", in, panicval.String(v))
 		}
 	}()
 	err = f()
@@ -768,7 +769,7 @@ func runError[T any, K comparable](c *Claim[T, K], err error, end time.Time) *Ru
 	var p *scope.PanicError
 	if errors.As(err, &p) && p != nil {
 		re.Panic, re.Stack = true, string(p.Stack)
-		re.Message = fmt.Sprint(p.Value)
+		re.Message = panicval.String(p.Value)
 		re.Type = fmt.Sprintf("%T", p.Value)
 	}
 	return re

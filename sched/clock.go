@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"time"
+
+	"github.com/jobkit/jobkit/internal/panicval"
 )
 
 // guardedClock is Config.Clock when it is not the default: a panic in the
@@ -33,7 +35,7 @@ func newGuardedClock(c Clock, log *slog.Logger) *guardedClock {
 func (g *guardedClock) fail(in string, what any) {
 	if g.broken.CompareAndSwap(false, true) {
 		g.log.Error("sched: the clock panicked; the system clock tells the time from now on",
-			slog.String("in", in), slog.Any("panic", what), slog.String("stack", string(debug.Stack())))
+			slog.String("in", in), slog.String("panic", panicval.String(what)), slog.String("stack", string(debug.Stack())))
 		close(g.broke)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/governor"
+	"github.com/jobkit/jobkit/internal/panicval"
 	"github.com/jobkit/jobkit/internal/sat"
 	"github.com/jobkit/jobkit/scope"
 )
@@ -401,7 +402,7 @@ func (s *Scheduler) contain(q *queueBase, msg string, v any) {
 func (s *Scheduler) containStack(q *queueBase, msg string, p *scope.PanicError) {
 	q.blockedUntil.Store(s.ns(s.clock.Now().Add(time.Second)))
 	s.wakeTimekeeper(q.blockedUntil.Load())
-	s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.Any("panic", p.Value), slog.String("stack", string(p.Stack)))
+	s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.String("panic", panicval.String(p.Value)), slog.String("stack", string(p.Stack)))
 }
 
 // fault is a fault that containStack is to log.

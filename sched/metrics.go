@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jobkit/jobkit/internal/panicval"
 )
 
 // MetricsProvider makes the metrics of a queue: client-go's seven
@@ -96,7 +98,7 @@ type queueMetrics struct {
 func newQueueMetrics(p MetricsProvider, name string, log *slog.Logger) (m *queueMetrics, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			m, err = nil, fmt.Errorf("%w: the metrics provider panicked: %v", ErrInvalid, r)
+			m, err = nil, fmt.Errorf("%w: the metrics provider panicked: %s", ErrInvalid, panicval.String(r))
 		}
 	}()
 	m = &queueMetrics{
@@ -134,7 +136,7 @@ func (m *queueMetrics) guard(returned *bool) {
 		r = "runtime.Goexit"
 	}
 	if m.off.CompareAndSwap(false, true) {
-		m.log.Error("sched: a metric panicked; the queue's metrics are off", slog.String("queue", m.name), slog.Any("panic", r))
+		m.log.Error("sched: a metric panicked; the queue's metrics are off", slog.String("queue", m.name), slog.String("panic", panicval.String(r)))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jobkit/jobkit/governor"
 	"github.com/jobkit/jobkit/internal/keys"
+	"github.com/jobkit/jobkit/internal/panicval"
 	"github.com/jobkit/jobkit/scope"
 )
 
@@ -423,7 +424,7 @@ func (q *Queue[T, K]) keyAndGroup(v T) (k K, group string, err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: the queue's Key or Group function panicked: %v", ErrInvalid, r)
+			err = fmt.Errorf("%w: the queue's Key or Group function panicked: %s", ErrInvalid, panicval.String(r))
 		}
 	}()
 	k = q.key(v)
@@ -699,7 +700,7 @@ func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit govern
 			// The backend panicked or ended the goroutine (see
 			// Scheduler.dispatch): whatever it claimed goes back when the
 			// scope closes.
-			_ = sc.Close(scope.Failed(fmt.Errorf("sched: backend panicked: %v", exitValue(v))))
+			_ = sc.Close(scope.Failed(fmt.Errorf("sched: backend panicked: %s", panicval.String(exitValue(v)))))
 			if v != nil {
 				panic(v)
 			}

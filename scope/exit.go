@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jobkit/jobkit/internal/errchain"
+	"github.com/jobkit/jobkit/internal/panicval"
 )
 
 // Kind says how a scope ended.
@@ -98,7 +99,7 @@ func (e Exit) String() string {
 		return e.kind.String()
 	}
 	if p, ok := e.err.(*PanicError); ok && p != nil {
-		return fmt.Sprintf("%s: %v", e.kind, p.Value)
+		return fmt.Sprintf("%s: %s", e.kind, panicval.String(p.Value))
 	}
 	return fmt.Sprintf("%s: %v", e.kind, e.err)
 }

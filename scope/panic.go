@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+
+	"github.com/jobkit/jobkit/internal/panicval"
 )
 
 // PanicError is a recovered panic: the value passed to panic and the stack of
@@ -22,7 +24,7 @@ func (p *PanicError) Error() string {
 	if p == nil {
 		return "panic: <nil>"
 	}
-	return fmt.Sprintf("panic: %v\n\n%s", p.Value, p.Stack)
+	return fmt.Sprintf("panic: %s\n\n%s", panicval.String(p.Value), p.Stack)
 }
 
 // Unwrap returns the panic value when it is an error, so that errors.Is and

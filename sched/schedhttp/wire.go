@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/jobkit/jobkit/internal/panicval"
 	"github.com/jobkit/jobkit/sched"
 )
 
@@ -202,7 +203,7 @@ func (x *entryEncoder) payload(v any) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			x.pbuf.Reset()
-			err = fmt.Errorf("payload cannot be encoded: MarshalJSON panicked: %v", p)
+			err = fmt.Errorf("payload cannot be encoded: MarshalJSON panicked: %s", panicval.String(p))
 		}
 	}()
 	if err := x.penc.Encode(v); err != nil {
