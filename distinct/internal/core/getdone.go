@@ -19,15 +19,16 @@ var getOwner = new(scope.Scope)
 func (q *Queue[T]) Get() (x T, ok bool) {
 	q.lock()
 	if q.queuedN > 0 { // without the closure and the turn of await
-		b := q.takeLocked(1, getOwner)
+		// Read under the lock: once it is released a Done of x (from
+		// another goroutine) may settle and recycle the batch.
+		x = q.takeLocked(1, getOwner).keys[0]
 		q.mu.Unlock()
-		return b.keys[0], true
+		return x, true
 	}
 	q.mu.Unlock()
-	var b *batch[T]
 	err := q.await(context.Background(), &q.takeTurn, &q.activity, func() (bool, error) {
 		if q.queuedN > 0 {
-			b = q.takeLocked(1, getOwner)
+			x = q.takeLocked(1, getOwner).keys[0]
 			return true, nil
 		}
 		if q.closed {
@@ -36,9 +37,10 @@ func (q *Queue[T]) Get() (x T, ok bool) {
 		return false, nil
 	})
 	if err != nil {
-		return x, false
+		var zero T
+		return zero, false
 	}
-	return b.keys[0], true
+	return x, true
 }
 
 // Done completes x, taken by Get: it is removed, or queued again at the tail
