@@ -232,10 +232,14 @@ func (q *Queue[T]) AddWait(ctx context.Context, x T) (bool, error) {
 	err := q.await(ctx, &q.addTurn, &q.room, func() (bool, error) {
 		if first {
 			first = false
-			if q.addWaiters > 0 { // adders wait for room: line up behind them
-				q.addWaiters++
-				lined = true
-				return false, nil
+			// Adders wait for room: line up behind them, unless x needs
+			// no room (it is held already, or the queue is closed).
+			if q.addWaiters > 0 && !q.closed {
+				if _, held := q.items.lookup(x, h); !held {
+					q.addWaiters++
+					lined = true
+					return false, nil
+				}
 			}
 		}
 		var err error
