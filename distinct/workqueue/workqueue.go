@@ -298,8 +298,9 @@ func (c *custom[T]) done(item T) {
 	if _, ok := c.dirty[item]; ok {
 		c.queue.Push(item)
 		c.cond.Signal()
-	} else if len(c.processing) == 0 {
-		c.cond.Broadcast() // a draining ShutDown waits for this
+	}
+	if len(c.processing) == 0 {
+		c.cond.Broadcast() // every draining ShutDown waits for this
 	}
 }
 
