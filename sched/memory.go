@@ -267,10 +267,16 @@ func (m *Memory[T, K]) makeTakeable(e *mentry[T, K]) bool {
 		}
 	} else if !m.queue(&e.unit, e.priority) && e.held != nil {
 		// Its unit is still in the scope of the take that ran it (a retry
-		// or snooze due at once, an Enable): it became pending now, so it
-		// goes to the tail when that take closes, not back to the place
-		// it had before it ran.
-		e.toTail = true
+		// or snooze that came due, an Enable, a Retry of an entry settled
+		// earlier in a batch that still runs). It became pending now, so
+		// it goes to the tail, not back to the place it had before it
+		// ran; and at once, not when that take closes: the take's other
+		// entries may run for long, while a worker is idle. Its unit
+		// leaves the take's scope for that (settled there as done).
+		if m.levels[e.priority].Complete(e.held.s, &e.unit) && m.queue(&e.unit, e.priority) {
+			return true
+		}
+		e.toTail = true // queued when the take closes
 	}
 	return true
 }
