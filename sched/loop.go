@@ -224,7 +224,7 @@ func (s *Scheduler) acquire(ctx context.Context, r runner) (governor.Permit, err
 		// ErrInvalidWeight, ErrStopped, or a Governor not made by New:
 		// any error not ctx's would otherwise be retried in a hot loop.
 		s.warn("the governor refuses the queue's batches", q.name, err)
-		q.blockedUntil.Store(s.ns(s.clock.Now().Add(time.Second)))
+		q.leaveAlone()
 	}
 	return p, err
 }
@@ -400,9 +400,18 @@ func (s *Scheduler) contain(q *queueBase, msg string, v any) {
 // containStack is contain of p, with the stack taken where the fault was
 // seen.
 func (s *Scheduler) containStack(q *queueBase, msg string, p *scope.PanicError) {
-	q.blockedUntil.Store(s.ns(s.clock.Now().Add(time.Second)))
-	s.wakeTimekeeper(q.blockedUntil.Load())
+	q.leaveAlone()
 	s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.String("panic", panicval.String(p.Value)), slog.String("stack", string(p.Stack)))
+}
+
+// leaveAlone skips q for a second (see blockedUntil), after a fault of a
+// dependency (the governor, the backend) that calling it again at once
+// would repeat in a hot loop: the loops and the timekeeper look at q again
+// then.
+func (q *queueBase) leaveAlone() {
+	until := q.s.ns(q.s.clock.Now().Add(time.Second))
+	q.blockedUntil.Store(until)
+	q.s.wakeTimekeeper(until)
 }
 
 // fault is a fault that containStack is to log.

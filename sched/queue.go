@@ -166,8 +166,7 @@ type queueBase struct {
 	dueMu sync.Mutex
 
 	// blockedUntil skips the queue until then (nanoseconds since the
-	// scheduler's epoch) after the
-	// governor refused it for good.
+	// scheduler's epoch) after a dependency's fault (see leaveAlone).
 	blockedUntil atomic.Int64
 	retention    Retention
 	lease        time.Duration
@@ -188,7 +187,9 @@ type queueBase struct {
 // returns an error wrapping ErrInvalid for an invalid name or config, ErrDuplicateQueue if the name
 // is taken, and ErrStopped once s was stopped. Queues may be registered
 // before or after Start. A NewQueue refused for its name or a stopped s
-// neither opens cfg.Backend nor asks the metrics provider for anything.
+// neither opens cfg.Backend nor asks the metrics provider for anything; one
+// that s's Stop overtakes once it opened the Backend returns the queue,
+// whose adds return ErrStopped.
 func NewQueue[T any, K comparable](s *Scheduler, name string, cfg QueueConfig[T, K]) (*Queue[T, K], error) {
 	if err := s.made(); err != nil {
 		return nil, err
@@ -215,10 +216,8 @@ func NewQueue[T any, K comparable](s *Scheduler, name string, cfg QueueConfig[T,
 		return nil, err
 	}
 	q.batches.max = s.cfg.Workers + s.cfg.Loops
-	registered = true // register gives the reservation back either way
-	if err := s.register(q); err != nil {
-		return nil, err
-	}
+	registered = true
+	s.register(q)
 	return q, nil
 }
 
@@ -540,8 +539,10 @@ func (q *Queue[T, K]) promote(ctx context.Context, now time.Time) int64 {
 	t, ok, err := q.backend.Promote(ctx, now)
 	switch {
 	case err != nil:
+		// The due time has passed: tried again in a second, not at once
+		// in a hot loop.
 		q.s.warn("backend Promote failed", q.name, err)
-		return q.due.Load()
+		return q.s.ns(now.Add(time.Second))
 	case ok:
 		q.due.Store(q.s.ns(t))
 	default:
@@ -713,10 +714,13 @@ func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit govern
 	}
 	claims, err := q.backend.Take(ctx, sc, req, b.claims[:0])
 	took = true
-	if err != nil {
+	switch {
+	case err != nil:
+		// Not drained: what is pending is still there, and is taken
+		// once the queue has been left alone for a second.
 		q.s.warn("backend Take failed", q.name, err)
-	}
-	if len(claims) == 0 || (len(claims) < max && !q.grouped) {
+		q.leaveAlone()
+	case len(claims) == 0 || (len(claims) < max && !q.grouped):
 		q.drained.Store(seen)
 	}
 	if len(claims) == 0 {
