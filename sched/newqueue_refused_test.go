@@ -67,3 +67,52 @@ func TestRefusedNewQueueLeavesItsBackendUnopened(t *testing.T) {
 		t.Errorf("the Backend of a queue refused after Stop was opened %d times", b2.opens)
 	}
 }
+
+// openGate is Memory whose Open waits for release once it has closed
+// opening.
+type openGate struct {
+	*sched.Memory[int, int]
+	opening, release chan struct{}
+}
+
+func (b *openGate) Open(q sched.QueueInfo) error {
+	close(b.opening)
+	<-b.release
+	return b.Memory.Open(q)
+}
+
+// A Stop that overtakes a NewQueue while it opens the Backend leaves the
+// NewQueue as if it had ended just before the Stop: it returns the queue,
+// whose adds return ErrStopped. (It returned ErrStopped with the Backend
+// opened, which the caller could then use with no scheduler: "opened
+// twice".)
+func TestNewQueueOvertakenByStopReturnsAStoppedQueue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := must.New(t, sched.Config{Logger: quiet})
+	b := &openGate{Memory: sched.NewMemory[int, int](), opening: make(chan struct{}), release: make(chan struct{})}
+	type made struct {
+		q   *sched.Queue[int, int]
+		err error
+	}
+	done := make(chan made, 1)
+	go func() {
+		q, err := sched.NewQueue(s, "q", sched.QueueConfig[int, int]{Handler: nop[int, int], Backend: b})
+		done <- made{q, err}
+	}()
+	<-b.opening
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(b.release)
+	m := <-done
+	if m.err != nil {
+		t.Fatalf("NewQueue overtaken by Stop: %v, want the queue", m.err)
+	}
+	if _, _, err := m.q.Add(ctx, 1); !errors.Is(err, sched.ErrStopped) {
+		t.Errorf("Add to the queue = %v, want ErrStopped", err)
+	}
+	if _, err := sched.NewQueue(s, "q2", sched.QueueConfig[int, int]{Handler: nop[int, int]}); !errors.Is(err, sched.ErrStopped) {
+		t.Errorf("NewQueue after Stop = %v, want ErrStopped", err)
+	}
+}

@@ -158,19 +158,18 @@ func New(cfg Config) (*Scheduler, error) {
 	return s, nil
 }
 
-// register adds q to the registry.
-func (s *Scheduler) register(q runner) error {
+// register adds q, whose name was reserved, to the registry. It does so
+// also if s stopped since the reservation: q's backend is open by now, and
+// NewQueue is then as if it had ended just before the Stop (q's adds return
+// ErrStopped).
+func (s *Scheduler) register(q runner) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := q.base()
 	delete(s.reserved, b.name)
-	if s.stopped { // since the name was reserved
-		return ErrStopped
-	}
 	s.byName[b.name] = q
 	s.queues = append(s.queues, q)
 	b.pass = s.minPassLocked()
-	return nil
 }
 
 // reserve takes name for a queue that NewQueue is about to make, or
