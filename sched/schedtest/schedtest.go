@@ -61,6 +61,8 @@ func TestBackend(t *testing.T, open Open) {
 		{"DeleteAndRetry", testDeleteAndRetry},
 		{"Leases", testLeases},
 		{"UntilNotifyAndReset", testUntilNotifyAndReset},
+		{"ClaimsAndRequeues", testClaimsAndRequeues},
+		{"PendingAgainWhileItsTakeIsOpen", testPendingWhileTakeOpen},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -265,3 +265,68 @@ func testLeases(t *testing.T, f *fixture) {
 		t.Errorf("settled entries expire: %v", keys(exp))
 	}
 }
+
+// testClaimsAndRequeues checks what the other tests take on trust: a
+// claim carries its entry's payload and retry policy; Start's lease
+// replaces the take's; Progress is recorded and Get returns the payload;
+// and a rerun or a scope's close that puts an entry back notifies.
+func testClaimsAndRequeues(t *testing.T, f *fixture) {
+	policy := &sched.RetryPolicy{MaxRetries: 7}
+	id, _ := f.add("a", func(e *sched.NewEntry[Payload, string]) { e.Retry = policy })
+	s := scope.New()
+	cs, err := f.b.Take(f.ctx, s, sched.TakeRequest{Now: f.now, Max: 1, LeaseUntil: f.now.Add(time.Minute)}, nil)
+	if err != nil || len(cs) != 1 {
+		t.Fatal(keys(cs), err)
+	}
+	if cs[0].Payload != (Payload{N: 1, Note: "a"}) || cs[0].Retry == nil || cs[0].Retry.MaxRetries != 7 {
+		t.Errorf("claim payload %+v, retry %+v; want the entry's", cs[0].Payload, cs[0].Retry)
+	}
+	if err := f.b.Start(f.ctx, &cs[0], f.now, f.now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if exp, _ := f.b.Expired(f.ctx, f.now.Add(2*time.Minute), nil); len(exp) != 0 {
+		t.Errorf("a run started with a lease of an hour expired after the take's lease: %v", keys(exp))
+	}
+	if err := f.b.Progress(f.ctx, id, cs[0].Gen, sched.Progress{Done: 3, Total: 9}); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := f.b.Get(f.ctx, id); err != nil || e.Progress.Done != 3 || e.Payload.Note != "a" {
+		t.Errorf("Get = progress %+v, payload %+v, %v; want the progress reported and the payload", e.Progress, e.Payload, err)
+	}
+	notified := f.notified
+	if err := f.b.Settle(f.ctx, &cs[0], sched.Outcome{Kind: sched.OutcomeRerun, Finished: f.now}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close(scope.Succeeded())
+	if f.notified == notified {
+		t.Error("a rerun did not notify")
+	}
+	_, s = f.wantTake(1, "a")
+	notified = f.notified
+	s.Close(scope.Failed(errors.New("worker died")))
+	if f.notified == notified {
+		t.Error("a failed scope that put an entry back did not notify")
+	}
+}
+
+// testPendingWhileTakeOpen checks that an entry that becomes pending again
+// while the take that ran it is still open (a retry that came due, a
+// Retry of an entry settled earlier in the batch) can be taken at once, at
+// the tail, behind what was pending before it: the take's other entries
+// may run for long, while workers are idle.
+func testPendingWhileTakeOpen(t *testing.T, f *fixture) {
+	f.add("a")
+	bID, _ := f.add("b")
+	cs, s := f.wantTake(3, "a", "b")
+	defer s.Close(scope.Succeeded())
+	f.add("c")
+	f.run(&cs[0], sched.Outcome{Kind: sched.OutcomeRetry, At: f.now.Add(time.Second)})
+	f.now = f.now.Add(time.Second) // a's retry is due: pending after c
+	f.wantTake(1, "c")
+	f.wantTake(1, "a")
+	f.run(&cs[1], sched.Outcome{Kind: sched.OutcomeSucceeded})
+	if n, err := f.b.Retry(f.ctx, sched.Filter[Payload, string]{After: bID - 1, Until: bID}, false); err != nil || n != 1 {
+		t.Fatalf("Retry of b = %d, %v; want 1", n, err)
+	}
+	f.wantTake(1, "b")
+}

@@ -1,0 +1,120 @@
+package schedtest_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/schedtest"
+	"github.com/jobkit/jobkit/scope"
+)
+
+type P = schedtest.Payload
+
+// mutant is Memory with one part of the Backend contract broken.
+type mutant struct {
+	*sched.Memory[P, string]
+	kind  string
+	allow atomic.Int32 // muteRequeue: Notify passes only inside these calls
+}
+
+func (b *mutant) allowing() func() { b.allow.Add(1); return func() { b.allow.Add(-1) } }
+
+func (b *mutant) Open(q sched.QueueInfo) error {
+	if b.kind == "muteRequeue" {
+		n := q.Notify
+		q.Notify = func() {
+			if b.allow.Load() > 0 && n != nil {
+				n()
+			}
+		}
+	}
+	return b.Memory.Open(q)
+}
+
+func (b *mutant) Add(ctx context.Context, a sched.NewEntry[P, string]) (sched.ID, bool, error) {
+	defer b.allowing()()
+	return b.Memory.Add(ctx, a)
+}
+
+func (b *mutant) Promote(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	defer b.allowing()()
+	return b.Memory.Promote(ctx, now)
+}
+
+func (b *mutant) Retry(ctx context.Context, f sched.Filter[P, string], reset bool) (int, error) {
+	defer b.allowing()()
+	return b.Memory.Retry(ctx, f, reset)
+}
+
+func (b *mutant) SetDisabled(ctx context.Context, id sched.ID, d bool) error {
+	defer b.allowing()()
+	return b.Memory.SetDisabled(ctx, id, d)
+}
+
+func (b *mutant) Take(ctx context.Context, s *scope.Scope, r sched.TakeRequest, dst []sched.Claim[P, string]) ([]sched.Claim[P, string], error) {
+	n := len(dst)
+	dst, err := b.Memory.Take(ctx, s, r, dst)
+	if b.kind == "claimsWithoutPayload" {
+		for i := n; i < len(dst); i++ {
+			dst[i].Payload, dst[i].Retry = P{}, nil
+		}
+	}
+	return dst, err
+}
+
+func (b *mutant) Start(ctx context.Context, c *sched.Claim[P, string], now, leaseUntil time.Time) error {
+	if b.kind == "startIgnoresLease" {
+		leaseUntil = time.Time{} // the take's lease stays
+	}
+	return b.Memory.Start(ctx, c, now, leaseUntil)
+}
+
+func (b *mutant) Progress(ctx context.Context, id sched.ID, gen uint64, p sched.Progress) error {
+	if b.kind == "progressDropped" {
+		p = sched.Progress{} // fenced as it should be, but the report is lost
+	}
+	return b.Memory.Progress(ctx, id, gen, p)
+}
+
+func (b *mutant) Get(ctx context.Context, id sched.ID) (sched.Entry[P, string], error) {
+	e, err := b.Memory.Get(ctx, id)
+	if b.kind == "getWithoutPayload" {
+		e.Payload = P{}
+	}
+	return e, err
+}
+
+// The conformance suite must reject each mutant: each breaks a clause of
+// the Backend contract the scheduler relies on. It runs in a child process
+// (so that the suite's failure is this test's success).
+func TestSuiteRejectsBrokenBackends(t *testing.T) {
+	if k := os.Getenv("SCHEDTEST_MUTANT"); k != "" {
+		schedtest.TestBackend(t, func(*testing.T) sched.Backend[P, string] {
+			return &mutant{Memory: sched.NewMemory[P, string](), kind: k}
+		})
+		return
+	}
+	// The control: Memory through the wrapper, unbroken, passes.
+	t.Run("control", func(t *testing.T) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSuiteRejectsBrokenBackends$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "SCHEDTEST_MUTANT=none")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the unbroken wrapper fails the suite: %v\n%s", err, out)
+		}
+	})
+	for _, k := range []string{"muteRequeue", "claimsWithoutPayload", "startIgnoresLease", "progressDropped", "getWithoutPayload"} {
+		t.Run(k, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestSuiteRejectsBrokenBackends$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "SCHEDTEST_MUTANT="+k)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Errorf("schedtest.TestBackend passes a backend that breaks the contract (%s):\n%s", k, out)
+			}
+		})
+	}
+}
