@@ -93,8 +93,7 @@ func TestAnEntryMadePendingWhileItsBatchRunsRunsAtOnce(t *testing.T) {
 				release, inA := make(chan struct{}), make(chan struct{})
 				defer close(release)
 				var runs atomic.Int32
-				var q *sched.Queue[string, string]
-				q = must.Queue(t, s, "q", sched.QueueConfig[string, string]{
+				q := must.Queue(t, s, "q", sched.QueueConfig[string, string]{
 					BatchSize: 2,
 					Handler: func(_ context.Context, j *sched.Job[string, string]) error {
 						switch {
