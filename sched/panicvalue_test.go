@@ -7,16 +7,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/jobkit/jobkit/internal/testkit"
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/sched/internal/must"
 )
-
-// stubborn is a panic value whose String method panics with a stubborn:
-// fmt recovers the first panic of a String method but panics again on this
-// nested one.
-type stubborn struct{}
-
-func (stubborn) String() string { panic(stubborn{}) }
 
 // A handler that panics with a value that cannot be formatted fails its run
 // like any panic: the entry's error names the value's type, and the worker
@@ -29,7 +23,7 @@ func TestHandlerPanicOfAnUnprintableValueFailsTheRun(t *testing.T) {
 			Retry: &sched.NoRetry,
 			Handler: func(_ context.Context, j *sched.Job[int, int]) error {
 				if j.Payload == 1 {
-					panic(stubborn{})
+					panic(testkit.Stubborn{})
 				}
 				return nil
 			},
@@ -45,7 +39,7 @@ func TestHandlerPanicOfAnUnprintableValueFailsTheRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(e.Errors) != 1 || !e.Errors[0].Panic || !strings.Contains(e.Errors[0].Message, "stubborn") {
+		if len(e.Errors) != 1 || !e.Errors[0].Panic || !strings.Contains(e.Errors[0].Message, "Stubborn") {
 			t.Errorf("errors %+v, want one panic naming the value's type", e.Errors)
 		}
 	})

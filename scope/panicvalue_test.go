@@ -4,14 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jobkit/jobkit/internal/testkit"
 	"github.com/jobkit/jobkit/scope"
 )
-
-// stubborn is a panic value whose String method panics with a stubborn: fmt
-// recovers the first panic of a String method but re-panics a nested one.
-type stubborn struct{}
-
-func (stubborn) String() string { panic(stubborn{}) }
 
 // Run turns a panic of f into a returned *PanicError "carrying the value and
 // stack, promptly, never swallowed". Logging that error (err.Error(), or
@@ -25,7 +20,7 @@ func TestPanicErrorOfAnUnprintableValueFormatsWithoutPanicking(t *testing.T) {
 			exitString = e.String
 			return nil
 		})
-		panic(stubborn{})
+		panic(testkit.Stubborn{})
 	})
 	if err == nil {
 		t.Fatal("Run returned nil")

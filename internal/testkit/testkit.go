@@ -63,3 +63,10 @@ func InChild(tb testing.TB, env ...string) bool {
 	}
 	return false
 }
+
+// Stubborn is a panic value that cannot be formatted: its String method
+// panics with a Stubborn. fmt recovers the first panic of a String method
+// but panics again on this nested one.
+type Stubborn struct{}
+
+func (Stubborn) String() string { panic(Stubborn{}) }
