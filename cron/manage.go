@@ -28,8 +28,9 @@ import (
 // It returns an error wrapping [ErrInvalidJob] for an empty name, a nil s
 // or fn, an invalid retry policy, a nil ctx, or an s whose Next panics;
 // [ErrDuplicateJob] if the name is registered; [ErrStopped] once the engine
-// was stopped; and ctx's or the queue's error if adding the job's entry
-// fails (nothing is registered then). Cost: one add to the queue, O(log n)
+// was stopped; ctx's error if it is done when Register is called; and the
+// queue's error if adding the job's entry fails (nothing is registered
+// then). Cost: one add to the queue, O(log n)
 // for n jobs; a registered job holds about 0.9 KB of heap, its entry
 // included (BenchmarkCron_Register in the bench module).
 func (e *Engine) Register(ctx context.Context, name string, s Schedule, fn Func, opts ...Option) error {
@@ -224,7 +225,9 @@ func (e *Engine) Unregister(ctx context.Context, name string) error {
 // finishes, and no activation that falls while the job is paused is ever
 // made up. Pausing a paused job does nothing. It returns an error wrapping
 // [ErrUnknownJob] if no job has the name, [ErrStopped] once the engine was
-// stopped (the job is left as it was), and ctx's or the queue's error.
+// stopped (the job is left as it was), ctx's error if it is done when Pause
+// is called, and the queue's error. Once the job has changed, its entry
+// follows whatever ctx does meanwhile (as in Register and Update).
 func (e *Engine) Pause(ctx context.Context, name string) error {
 	return e.setPaused(ctx, name, true)
 }

@@ -22,17 +22,16 @@ type store struct {
 }
 
 // Settle implements sched.Backend. The entry snoozes until the job's
-// wake-up; it ends (cancelled) when the job is gone or has no further time;
-// and it is made pending at once (a rerun) when the job is due at once (a
-// catch-up), when the wake-up is earlier than the scheduler was told (it
-// then snoozes properly), or when the run ended without a snooze (a handler
-// that called runtime.Goexit).
+// wake-up, also one that has come (a catch-up: it is pending again at
+// once); it ends (cancelled) when the job is gone or has no further time;
+// and it is made pending at once (a rerun) when the wake-up is earlier than
+// the scheduler was told (it then snoozes properly), or when the run ended
+// without a snooze (a handler that called runtime.Goexit).
 //
-// A job due at once is settled as a rerun rather than as a snooze until a
-// time that has come: it goes back to pending at once, through distinct's
-// own put-back path, without a trip through the delayed entries. (Snoozing
-// until now lost such an entry in an early scheduler:
-// sched.TestSnoozeUntilNowRunsAgain.)
+// A catch-up is a snooze, not a rerun: an entry's Reruns count runs that
+// ended without a result, for ever, and a reaper's TakenTooOften counts
+// them (recovery), so that a healthy job that made up missed runs was
+// alerted on at every run.
 func (s *store) Settle(ctx context.Context, c *sched.Claim[string, string], o sched.Outcome) error {
 	e := s.e
 	e.mu.Lock()
@@ -51,7 +50,7 @@ func (s *store) Settle(ctx context.Context, c *sched.Claim[string, string], o sc
 		// until Resume places them, and a disabled entry that comes
 		// due is not queued.
 		o.Kind, o.At = sched.OutcomeSnooze, wake
-	case o.Kind == sched.OutcomeSnooze && wake.After(o.Finished) && !wake.Before(o.At):
+	case o.Kind == sched.OutcomeSnooze && !wake.Before(o.At):
 		o.Kind, o.At = sched.OutcomeSnooze, wake
 	default:
 		o.Kind, o.At = sched.OutcomeRerun, time.Time{}
@@ -73,6 +72,9 @@ func (s *store) Settle(ctx context.Context, c *sched.Claim[string, string], o sc
 // Clock ended the goroutine stored nothing); an error then has no one to
 // go to.
 func (e *Engine) place(ctx context.Context, j *job, at time.Time, paused bool) (err error) {
+	// The job's state is changed already: its entry must follow it, even
+	// if ctx ends meanwhile (the caller checked it before the change).
+	ctx = context.WithoutCancel(ctx)
 	p := protect(
 		func() { err = e.placeEntry(ctx, j, at, paused) },
 		func() { _ = e.placeEntry(ctx, j, at, paused) },
