@@ -102,9 +102,10 @@ type Backend[T any, K comparable] interface {
 	// running, and returns how many it deleted.
 	Delete(ctx context.Context, f Filter[T, K]) (int, error)
 
-	// Retry makes final entries that match f pending again, with their
-	// attempts reset if reset, and returns how many.
-	Retry(ctx context.Context, f Filter[T, K], reset bool) (int, error)
+	// Retry makes final entries that match f pending again at now (their
+	// Claim.ReadyAt), with their attempts reset if reset, and returns how
+	// many.
+	Retry(ctx context.Context, f Filter[T, K], reset bool, now time.Time) (int, error)
 
 	// SetDisabled disables or enables the live entry with the ID.
 	SetDisabled(ctx context.Context, id ID, disabled bool) error

@@ -492,7 +492,7 @@ func (q *Queue[T, K]) delete(ctx context.Context, qy *Query) (int, error) {
 }
 
 func (q *Queue[T, K]) retry(ctx context.Context, qy *Query, reset bool) (int, error) {
-	n, err := q.backend.Retry(ctx, q.filter(qy, q.cursor(qy)), reset)
+	n, err := q.backend.Retry(ctx, q.filter(qy, q.cursor(qy)), reset, q.s.clock.Now())
 	if n > 0 {
 		q.notify()
 	}
@@ -515,7 +515,7 @@ func (q *Queue[T, K]) one(ctx context.Context, id ID, do func(*one) (int, error)
 }
 
 func (q *Queue[T, K]) retryOne(ctx context.Context, o *one, reset bool) (int, error) {
-	n, err := q.backend.Retry(ctx, Filter[T, K]{After: o.id - 1, Until: o.id}, reset)
+	n, err := q.backend.Retry(ctx, Filter[T, K]{After: o.id - 1, Until: o.id}, reset, q.s.clock.Now())
 	if n > 0 {
 		q.notify()
 	}

@@ -47,7 +47,7 @@ func TestMemoryRefusesANilContext(t *testing.T) {
 			return err
 		},
 		"Retry": func(m *sched.Memory[int, int], ctx context.Context) error {
-			_, err := m.Retry(ctx, sched.Filter[int, int]{}, false)
+			_, err := m.Retry(ctx, sched.Filter[int, int]{}, false, time.Now())
 			return err
 		},
 		"SetDisabled": func(m *sched.Memory[int, int], ctx context.Context) error { return m.SetDisabled(ctx, 1, true) },

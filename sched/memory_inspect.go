@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"time"
 )
 
 // pageSize is how many entries List copies under the lock at a time.
@@ -146,8 +147,12 @@ func (m *Memory[T, K]) Delete(ctx context.Context, f Filter[T, K]) (int, error) 
 
 // Retry implements Backend. An entry whose key has been taken by a live
 // entry meanwhile is left as it is.
-func (m *Memory[T, K]) Retry(ctx context.Context, f Filter[T, K], reset bool) (int, error) {
+func (m *Memory[T, K]) Retry(ctx context.Context, f Filter[T, K], reset bool, now time.Time) (int, error) {
+	var at int64
 	return m.each(ctx, f, func(e *mentry[T, K]) bool {
+		if at == 0 { // under m.mu: the first ns may set the epoch
+			at = m.clock.ns(now)
+		}
 		if !e.state.Final() {
 			return false
 		}
@@ -163,7 +168,7 @@ func (m *Memory[T, K]) Retry(ctx context.Context, f Filter[T, K], reset bool) (i
 		if reset {
 			e.attempts, e.reruns, e.rescues, e.snoozes = 0, 0, 0, 0
 		}
-		e.ready = max(m.latest, e.finished) // Retry takes no time: about now
+		e.ready = max(at, e.finished) // not before its run ended: a Clock may go back
 		e.finished = 0
 		m.setState(e, StatePending)
 		m.enqueue(e)

@@ -149,7 +149,7 @@ func TestMemoryKeyIndexFollowsTheEntries(t *testing.T) {
 				}
 				_, _ = m.Delete(ctx, f)
 			case 7:
-				_, _ = m.Retry(ctx, Filter[int, int]{}, r.IntN(2) == 0)
+				_, _ = m.Retry(ctx, Filter[int, int]{}, r.IntN(2) == 0, now)
 			case 8:
 				_, _, _ = m.Expire(ctx, now.Add(time.Duration(r.IntN(4000))*time.Second))
 			case 9:

@@ -170,13 +170,19 @@ func testDeleteAndRetry(t *testing.T, f *fixture) {
 	f.finish(sched.OutcomeFailed, "f1", "f2")
 	f.finish(sched.OutcomeSucceeded, "s1")
 	f.add("p")
-	cs, s := f.take(1) // p awaiting: neither deleted nor retried
-	n, err := f.b.Retry(f.ctx, sched.Filter[Payload, string]{States: []sched.State{sched.StateFailed}}, true)
+	cs, s := f.take(1)           // p awaiting: neither deleted nor retried
+	f.now = f.now.Add(time.Hour) // the retry comes an hour after the failures
+	n, err := f.b.Retry(f.ctx, sched.Filter[Payload, string]{States: []sched.State{sched.StateFailed}}, true, f.now)
 	if err != nil || n != 2 {
 		t.Fatalf("Retry of failed = %d, %v", n, err)
 	}
 	f.counts(sched.Counts{Pending: 2, Awaiting: 1, Succeeded: 1})
 	rc, rs := f.wantTake(5, "f1", "f2")
+	for _, c := range rc {
+		if !c.ReadyAt.Equal(f.now) {
+			t.Errorf("%s retried at %v is ready at %v, want the retry's time", c.Key, f.now, c.ReadyAt)
+		}
+	}
 	if rc[0].Attempts != 0 {
 		t.Errorf("attempts after a Retry with reset: %d", rc[0].Attempts)
 	}
@@ -214,7 +220,7 @@ func testUntilNotifyAndReset(t *testing.T, f *fixture) {
 	}
 	// Retry without reset keeps the attempts; it notifies.
 	notified := f.notified
-	if n, err := f.b.Retry(f.ctx, one(2), false); err != nil || n != 1 {
+	if n, err := f.b.Retry(f.ctx, one(2), false, f.now); err != nil || n != 1 {
 		t.Fatalf("Retry of one entry by Until = %d, %v; want 1", n, err)
 	}
 	if e, err := f.b.Get(f.ctx, 2); err != nil || e.State != sched.StatePending || e.Attempts != 1 {

@@ -46,9 +46,9 @@ func (b *mutant) Promote(ctx context.Context, now time.Time) (time.Time, bool, e
 	return b.Memory.Promote(ctx, now)
 }
 
-func (b *mutant) Retry(ctx context.Context, f sched.Filter[P, string], reset bool) (int, error) {
+func (b *mutant) Retry(ctx context.Context, f sched.Filter[P, string], reset bool, now time.Time) (int, error) {
 	defer b.allowing()()
-	return b.Memory.Retry(ctx, f, reset)
+	return b.Memory.Retry(ctx, f, reset, now)
 }
 
 func (b *mutant) SetDisabled(ctx context.Context, id sched.ID, d bool) error {

@@ -325,7 +325,7 @@ func testPendingWhileTakeOpen(t *testing.T, f *fixture) {
 	f.wantTake(1, "c")
 	f.wantTake(1, "a")
 	f.run(&cs[1], sched.Outcome{Kind: sched.OutcomeSucceeded})
-	if n, err := f.b.Retry(f.ctx, sched.Filter[Payload, string]{After: bID - 1, Until: bID}, false); err != nil || n != 1 {
+	if n, err := f.b.Retry(f.ctx, sched.Filter[Payload, string]{After: bID - 1, Until: bID}, false, f.now); err != nil || n != 1 {
 		t.Fatalf("Retry of b = %d, %v; want 1", n, err)
 	}
 	f.wantTake(1, "b")
