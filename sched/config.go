@@ -86,12 +86,14 @@ func (c Config) withDefaults() (Config, error) {
 	} else {
 		c.Clock = newGuardedClock(c.Clock, c.Logger)
 	}
-	if c.Retention == nil {
-		r := DefaultRetention
-		c.Retention = &r
-	} else if err := c.Retention.validate(); err != nil {
-		return c, err
+	r := DefaultRetention
+	if c.Retention != nil {
+		r = *c.Retention // a copy, validated: the caller's may change after New
+		if err := r.validate(); err != nil {
+			return c, err
+		}
 	}
+	c.Retention = &r
 	return c, nil
 }
 

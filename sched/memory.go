@@ -44,7 +44,6 @@ type Memory[T any, K comparable] struct {
 	clock    epoch // instants as int64 nanoseconds: see epoch
 	opened   bool
 	seq      ID
-	latest   int64                                         // the latest instant a Take or Promote brought
 	byKey    keyIndex[T, K]                                // live entries, and failed ones under BlockFailed
 	order    order[T, K]                                   // every entry, by ID
 	levels   [MaxPriority + 1]*distinct.Queue[*unit[T, K]] // pending units by priority
@@ -339,7 +338,6 @@ func (m *Memory[T, K]) top() int {
 
 // promote makes the delayed entries due at now pending.
 func (m *Memory[T, K]) promote(now int64) {
-	m.latest = max(m.latest, now)
 	for len(m.delayed) > 0 && m.delayed[0].runAt <= now {
 		e := m.delayed.pop()
 		e.ready, e.runAt = e.runAt, 0
