@@ -261,9 +261,7 @@ func (m *Memory[T, K]) makeTakeable(e *mentry[T, K]) bool {
 	if g := e.group; g != nil {
 		i, _ := slices.BinarySearchFunc(g.pending, e.id, func(x *mentry[T, K], id ID) int { return cmpID(x.id, id) })
 		g.pending = slices.Insert(g.pending, i, e)
-		if !g.busy && g.level == 0 {
-			m.queue(&g.unit, g.pending[0].priority)
-		}
+		m.relevel(g)
 	} else if !m.queue(&e.unit, e.priority) && e.held != nil {
 		// Its unit is still in the scope of the take that ran it (a retry
 		// or snooze that came due, an Enable, a Retry of an entry settled
@@ -278,6 +276,28 @@ func (m *Memory[T, K]) makeTakeable(e *mentry[T, K]) bool {
 		e.toTail = true // queued when the take closes
 	}
 	return true
+}
+
+// relevel queues the group g, unless it is busy, at the priority of its
+// oldest pending entry (see pendingLevel): where it is if that is its
+// level, at the tail of that level if it moves, nowhere if none is pending.
+func (m *Memory[T, K]) relevel(g *group[T, K]) {
+	if g.busy {
+		return
+	}
+	want := 0
+	if len(g.pending) > 0 {
+		want = g.pending[0].priority
+	}
+	if g.level == want {
+		return
+	}
+	if g.level != 0 {
+		m.unqueue(&g.unit)
+	}
+	if want != 0 {
+		m.queue(&g.unit, want)
+	}
 }
 
 func cmpID(a, b ID) int {
@@ -771,6 +791,9 @@ func (m *Memory[T, K]) Settle(ctx context.Context, c *Claim[T, K], o Outcome) er
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if o.Kind < OutcomeSucceeded || o.Kind > OutcomePoisoned {
+		return fmt.Errorf("%w: outcome %v", ErrInvalid, o.Kind) // before anything changes: the claim stays current
+	}
 	e, err := m.claimed(c)
 	if err != nil {
 		return err
@@ -804,9 +827,11 @@ func (m *Memory[T, K]) Settle(ctx context.Context, c *Claim[T, K], o Outcome) er
 		m.setState(e, StateDelayed)
 		m.delayed.push(e)
 	case OutcomeRerun:
-		e.reruns++
-		if o.Rescued {
-			e.rescues++
+		if e.state == StateRunning { // an entry never started spends nothing (see rerunInPlace)
+			e.reruns++
+			if o.Rescued {
+				e.rescues++
+			}
 		}
 		m.setState(e, StatePending)
 		switch {
@@ -886,9 +911,7 @@ func (m *Memory[T, K]) delete(e *mentry[T, K]) {
 		if g := e.group; g != nil {
 			if i := slices.Index(g.pending, e); i >= 0 {
 				g.pending = slices.Delete(g.pending, i, i+1)
-				if len(g.pending) == 0 && g.level != 0 {
-					m.unqueue(&g.unit)
-				}
+				m.relevel(g)
 			}
 		} else {
 			m.unqueue(&e.unit)
@@ -1038,9 +1061,7 @@ func (m *Memory[T, K]) delete1Pending(e *mentry[T, K]) {
 		if i := slices.Index(g.pending, e); i >= 0 {
 			g.pending = slices.Delete(g.pending, i, i+1)
 		}
-		if len(g.pending) == 0 && g.level != 0 {
-			m.unqueue(&g.unit)
-		}
+		m.relevel(g)
 		return
 	}
 	m.unqueue(&e.unit)
@@ -1153,13 +1174,26 @@ type retainList[T any, K comparable] struct {
 }
 
 func (l *retainList[T, K]) push(e *mentry[T, K]) {
-	e.prev, e.next = l.tail, nil
-	if l.tail != nil {
-		l.tail.next = e
+	// In order of finish: after the last entry that did not finish later
+	// (the tail, unless the clock went back), so that Expire, which stops
+	// at the first entry not expired, misses none behind it.
+	p := l.tail
+	for p != nil && p.finished > e.finished {
+		p = p.prev
+	}
+	e.prev = p
+	if p != nil {
+		e.next = p.next
+		p.next = e
 	} else {
+		e.next = l.head
 		l.head = e
 	}
-	l.tail = e
+	if e.next != nil {
+		e.next.prev = e
+	} else {
+		l.tail = e
+	}
 	l.n++
 }
 
