@@ -69,9 +69,8 @@ type batch[T any, K comparable] struct {
 	// cur is the claim whose handler runs, and started when it started.
 	cur     int
 	started time.Time
-	// settled counts the claims settled; ok and ko those that succeeded and
-	// failed.
-	settled, ok, ko int
+	// settled counts the claims settled.
+	settled int
 	// charged is the slot-time charged to the queue's fairness at
 	// dispatch; used what the runs took.
 	charged, used time.Duration
@@ -393,11 +392,14 @@ func (b *batch[T, K]) observe(r ran) {
 func (b *batch[T, K]) settle(c *Claim[T, K], o *Outcome, started, end time.Time) ran {
 	q := b.q
 	b.settleAs(c, o)
+	// Counted as the run ends, not when its batch does: a batch's runs
+	// end one after another, and a long batch's first runs long before
+	// it does.
 	switch o.Kind {
 	case OutcomeSucceeded:
-		b.ok++
+		q.window.add(q.s.ns(end), 1, 0)
 	case OutcomeRetry, OutcomeFailed, OutcomePoisoned:
-		b.ko++
+		q.window.add(q.s.ns(end), 0, 1)
 	}
 	d := end.Sub(started)
 	b.used += max(d, minRunCost)
@@ -447,6 +449,7 @@ func (b *batch[T, K]) settleAs(c *Claim[T, K], o *Outcome) {
 			q.s.retained(&q.queueBase, o.Kind, o.Finished)
 		}
 		q.inflight.Add(-1)
+		q.ended.Add(1) // as each run ends: a reaper watches it move (see QueueSummary.Ended)
 		b.settled++
 	}()
 	if err := q.backend.Settle(b.ctx, c, *o); err != nil && !errchain.Is(err, ErrStale) {
@@ -464,7 +467,6 @@ func (b *batch[T, K]) settleElsewhere(c *Claim[T, K], o *Outcome) {
 // back to pending) and releases its permit and slot.
 func (b *batch[T, K]) finishLocked(exit scope.Exit) {
 	q := b.q
-	now := q.s.clock.Now() // first: see run
 	b.finished = true
 	// Deferred, so that it is done even if a finalizer of the scope (the
 	// backend's) ends the goroutine; the permit last, since the governor
@@ -475,8 +477,6 @@ func (b *batch[T, K]) finishLocked(exit scope.Exit) {
 		}
 		q.inflight.Add(-int64(len(b.claims) - b.settled))
 		q.s.charge(&q.queueBase, b.charged, b.used, b.settled)
-		q.window.add(q.s.ns(now), b.ok, b.ko)
-		q.ended.Add(uint64(b.settled))
 		q.s.unlive(b)
 		b.permit.Release()
 		q.s.workDone()
@@ -494,7 +494,7 @@ func (b *batch[T, K]) recycle() {
 	clear(b.gone)
 	b.s, b.claims, b.gone, b.permit, b.dispatched = nil, b.claims[:0], b.gone[:0], governor.Permit{}, time.Time{}
 	b.job, b.ctx, b.cancel, b.abandoned, b.finished = Job[T, K]{}, nil, nil, false, true
-	b.cur, b.started, b.settled, b.ok, b.ko, b.charged, b.used = 0, time.Time{}, 0, 0, 0, 0, 0
+	b.cur, b.started, b.settled, b.charged, b.used = 0, time.Time{}, 0, 0, 0
 	b.mu.Unlock()
 	b.q.batches.put(b)
 }

@@ -29,7 +29,9 @@
 // Rerun at once, without spending an attempt (reruns have a cap, MaxReruns,
 // past which the entry is poisoned); Cancel cancels it; any other error, or
 // a panic (kept with its stack), is a failure that the RetryPolicy retries
-// after Base·2ⁿ while retries are left, then fails. A handler that calls
+// after Base·2ⁿ while retries are left, then fails. An error that carries
+// more than one of these, wrapped or joined (Permanent(Rerun(err)), say),
+// is read in the order Cancel, Snooze, Rerun, Permanent, however they nest. A handler that calls
 // runtime.Goexit fails its run, and the worker is replaced. An error whose
 // methods panic or end the goroutine as the run is classified (a typed nil
 // whose Error dereferences it, a common mistake) fails its run, not

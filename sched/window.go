@@ -13,7 +13,7 @@ const (
 )
 
 // window counts the runs of a queue that succeeded and failed over the last
-// windowSpan. Batches add their counts once, when they are done.
+// windowSpan. Each run is added as it ends.
 type window struct {
 	mu     sync.Mutex
 	ids    [windowBuckets]int64 // the bucket (second since the scheduler's epoch) each slot holds
