@@ -186,8 +186,12 @@ func (g *Governor) Acquire(ctx context.Context, key string, w Weight) (Permit, e
 			g.notifyLocked()
 		}
 	default:
+		held := g.holding
 		g.dequeueLocked(elem)
 		g.grantLocked() // those behind may fit where this one did not
+		if held && !g.holding { // TryAcquire may admit again: tell the watchers
+			g.notifyLocked()
+		}
 	}
 	g.mu.Unlock()
 	return Permit{}, ctx.Err()

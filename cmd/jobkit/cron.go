@@ -74,6 +74,9 @@ flags:`)
 		if now, err = time.Parse(time.RFC3339Nano, *from); err != nil {
 			return fail("-from: %v", err)
 		}
+		if now.Before(time.Time{}) { // a run at the zero time would read as none
+			return fail("-from %s: before year 1", *from)
+		}
 	}
 	s, err := cron.Parse(specs[0], cron.WithLocation(loc), cron.WithAnchor(now))
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"time"
@@ -55,6 +56,13 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if scfg.HTTP != "" { // refuse a bad address now, not after the first part
+		ln, err := net.Listen("tcp", scfg.HTTP)
+		if err != nil {
+			exit(ctx, fmt.Errorf("-http: %w", err))
+		}
+		scfg.listener = ln
+	}
 	fmt.Println("== distinct: producers and workers on one deduplicating queue")
 	if err := runDemo(ctx, os.Stdout, cfg); err != nil {
 		exit(ctx, err)

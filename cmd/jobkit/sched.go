@@ -33,6 +33,9 @@ type schedConfig struct {
 	// HTTP, if not empty, is the address the management API listens on
 	// while the demo runs, and after it until ctx is done.
 	HTTP string
+	// listener, if not nil, is the listener on HTTP, opened by main before
+	// the first part so that a bad address is refused at once.
+	listener net.Listener
 	// serving, if not nil, is called with the API's URL once it listens and
 	// the jobs run (finished false), and once the demo has finished and
 	// before runSched waits for ctx (finished true). Tests use it.
@@ -224,7 +227,7 @@ func runSched(ctx context.Context, out io.Writer, cfg schedConfig) (err error) {
 
 	var url string
 	if cfg.HTTP != "" {
-		stopServing, u, err := serveAPI(s, cfg.HTTP)
+		stopServing, u, err := serveAPI(s, cfg.HTTP, cfg.listener)
 		if err != nil {
 			return err
 		}
@@ -330,14 +333,15 @@ func runSched(ctx context.Context, out io.Writer, cfg schedConfig) (err error) {
 // serveAPI serves s's management API, read-only, on addr under apiPrefix.
 // It returns a function that shuts the server down and waits for it, and
 // the API's URL.
-func serveAPI(s *sched.Scheduler, addr string) (stop func(), url string, err error) {
+func serveAPI(s *sched.Scheduler, addr string, ln net.Listener) (stop func(), url string, err error) {
 	h, err := schedhttp.New(s.Inspector(), schedhttp.Options{AllowWrites: false})
 	if err != nil {
 		return nil, "", err
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, "", err
+	if ln == nil {
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, "", err
+		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle(apiPrefix+"/", http.StripPrefix(apiPrefix, h))

@@ -27,9 +27,11 @@
 // counts it); retries_total counts those.
 //
 // The scheduler sets the three gauges twice a second while it runs; the
-// counters and histograms move as things happen. A series appears once its
-// queue has been made (sched.NewQueue), or, for the recovery counters, once
-// the reaper first counts something for the queue.
+// counters and histograms move as things happen. A series appears once
+// sched.NewQueue asks for its queue's metrics, before it opens the queue's
+// Backend (a NewQueue whose Backend's Open then fails leaves the queue's
+// series at zero; one made again with the name uses them), or, for the
+// recovery counters, once the reaper first counts something for the queue.
 //
 // Several schedulers may share one Provider only if their queue names
 // differ: a queue name is a series, and the gauges of two queues of the same
