@@ -188,7 +188,7 @@ func (g *Governor) Acquire(ctx context.Context, key string, w Weight) (Permit, e
 	default:
 		held := g.holding
 		g.dequeueLocked(elem)
-		g.grantLocked() // those behind may fit where this one did not
+		g.grantLocked()         // those behind may fit where this one did not
 		if held && !g.holding { // TryAcquire may admit again: tell the watchers
 			g.notifyLocked()
 		}
