@@ -58,7 +58,8 @@ type Stats struct {
 	// Invalid counts adds refused because the key was not equal to itself
 	// (NaN) or could not be hashed.
 	Invalid uint64
-	// Completed counts items removed by a successful settlement.
+	// Completed counts successful settlements: of items removed, and of
+	// items added again while in progress (Rerun), queued once more.
 	Completed uint64
 	// Requeued counts items put back by a failed settlement.
 	Requeued uint64

@@ -241,10 +241,7 @@ func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope, done *
 		}
 		return false, nil
 	})
-	if done != nil { // ctx was done before the lock was taken
-		_ = done.Finalize(scope.Succeeded())
-	}
-	return b, err
+	return b, err // done was settled by the first try: await always makes one
 }
 
 // takeLocked moves up to max queued items, at least one, into a new batch.
