@@ -217,17 +217,7 @@ func runMemModel(t *testing.T, seed uint64, steps int) {
 	md := &rvModel{t: t, m: m, seq: map[ID]int{}}
 	kinds := []OutcomeKind{OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomePoisoned, OutcomeRetry, OutcomeSnooze, OutcomeRerun}
 	now := time.Unix(1000, 0)
-	ids := func() []ID {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		var out []ID
-		for _, e := range m.order.s {
-			if e != nil {
-				out = append(out, e.id)
-			}
-		}
-		return out
-	}
+	ids := func() []ID { return storedIDs(m) }
 	for md.step = 0; md.step < steps; md.step++ {
 		var first []ID
 		switch op := r.IntN(13); op {
@@ -446,17 +436,7 @@ func TestMemoryModelGrouped(t *testing.T) {
 		now := time.Unix(1000, 0)
 		var opens []rvOpen
 		var log []string
-		all := func() []ID {
-			m.mu.Lock()
-			defer m.mu.Unlock()
-			var out []ID
-			for _, e := range m.order.s {
-				if e != nil {
-					out = append(out, e.id)
-				}
-			}
-			return out
-		}
+		all := func() []ID { return storedIDs(m) }
 		for step := range 1500 {
 			switch r.IntN(13) {
 			case 0, 1, 2:
@@ -571,4 +551,17 @@ func TestMemoryModelGrouped(t *testing.T) {
 		}
 		checkGrouped(t, m, -1, log)
 	}
+}
+
+// storedIDs returns the IDs of the entries m stores, in ID order.
+func storedIDs(m *Memory[int, int]) []ID {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []ID
+	for _, e := range m.order.s {
+		if e != nil {
+			out = append(out, e.id)
+		}
+	}
+	return out
 }
