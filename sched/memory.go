@@ -786,14 +786,14 @@ func (m *Memory[T, K]) Start(ctx context.Context, c *Claim[T, K], now, leaseUnti
 
 // Settle implements Backend.
 func (m *Memory[T, K]) Settle(ctx context.Context, c *Claim[T, K], o Outcome) error {
-	if ctx == nil {
+	switch {
+	case ctx == nil:
 		return errNilCtx
+	case o.Kind < OutcomeSucceeded || o.Kind > OutcomePoisoned:
+		return fmt.Errorf("%w: outcome %v", ErrInvalid, o.Kind) // before anything changes: the claim stays current
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if o.Kind < OutcomeSucceeded || o.Kind > OutcomePoisoned {
-		return fmt.Errorf("%w: outcome %v", ErrInvalid, o.Kind) // before anything changes: the claim stays current
-	}
 	e, err := m.claimed(c)
 	if err != nil {
 		return err
@@ -846,8 +846,6 @@ func (m *Memory[T, K]) Settle(ctx context.Context, c *Claim[T, K], o Outcome) er
 			e.unit.level = e.priority
 			m.info.Notify()
 		}
-	default:
-		return fmt.Errorf("%w: outcome %v", ErrInvalid, o.Kind)
 	}
 	return nil
 }

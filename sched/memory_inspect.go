@@ -148,11 +148,7 @@ func (m *Memory[T, K]) Delete(ctx context.Context, f Filter[T, K]) (int, error) 
 // Retry implements Backend. An entry whose key has been taken by a live
 // entry meanwhile is left as it is.
 func (m *Memory[T, K]) Retry(ctx context.Context, f Filter[T, K], reset bool, now time.Time) (int, error) {
-	var at int64
 	return m.each(ctx, f, func(e *mentry[T, K]) bool {
-		if at == 0 { // under m.mu: the first ns may set the epoch
-			at = m.clock.ns(now)
-		}
 		if !e.state.Final() {
 			return false
 		}
@@ -168,7 +164,7 @@ func (m *Memory[T, K]) Retry(ctx context.Context, f Filter[T, K], reset bool, no
 		if reset {
 			e.attempts, e.reruns, e.rescues, e.snoozes = 0, 0, 0, 0
 		}
-		e.ready = max(at, e.finished) // not before its run ended: a Clock may go back
+		e.ready = max(m.clock.ns(now), e.finished) // not before its run ended: a Clock may go back
 		e.finished = 0
 		m.setState(e, StatePending)
 		m.enqueue(e)
