@@ -34,8 +34,17 @@ func (g *Governor) judgeLocked(r Reading) {
 		g.memOver, g.availOver = false, false
 		return
 	}
-	g.memOver = c.MaxMemoryPercent < 100 && r.MemoryPercent() > pick(g.memOver, w.memory, c.MaxMemoryPercent)
+	g.memOver = c.MaxMemoryPercent < 100 && memoryAbove(r, pick(g.memOver, w.memory, c.MaxMemoryPercent))
 	g.availOver = r.MemoryAvailable < pick(g.availOver, w.availableOf(r.MemoryLimit, c.MinAvailableMemory), c.MinAvailableMemory)
+}
+
+// memoryAbove reports whether r's memory use is above pct percent of its
+// limit. It compares the bytes used with the bytes pct allows, as
+// roomsLocked computes them, rather than r.MemoryPercent with pct: the
+// ratio rounds (11 bytes of 20 are 55.00000000000001%), which refused work
+// exactly at the limit, and at a watermark kept it refused.
+func memoryAbove(r Reading, pct float64) bool {
+	return float64(r.MemoryUsed) > float64(r.MemoryLimit)*pct/100
 }
 
 // watermarks are the levels at which a crossed limit clears.
