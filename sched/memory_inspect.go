@@ -8,8 +8,13 @@ import (
 	"time"
 )
 
-// pageSize is how many entries List copies under the lock at a time.
-const pageSize = 256
+// pageSize is how many entries List copies under the lock at a time, and
+// scanSize how many it looks at: a filter that few entries pass does not
+// hold the lock across the whole queue.
+const (
+	pageSize = 256
+	scanSize = 4 * pageSize
+)
 
 // entry returns a snapshot of e, with its payload if payload.
 func (m *Memory[T, K]) entry(e *mentry[T, K], payload bool) Entry[T, K] {
@@ -61,26 +66,28 @@ func (m *Memory[T, K]) matches(f *Filter[T, K], e *mentry[T, K]) bool {
 }
 
 // page copies up to pageSize entries with IDs above after that pass f's
-// cheap tests into buf, and returns it and whether more entries may follow.
-// f.Key and f.Match run later, outside the lock.
-func (m *Memory[T, K]) page(f *Filter[T, K], after ID, buf []Entry[T, K]) ([]Entry[T, K], bool) {
+// cheap tests into buf, looking at most at scanSize entries, and returns it,
+// the ID of the last entry it looked at (where the next page starts) and
+// whether more entries may follow. f.Key and f.Match run later, outside the
+// lock.
+func (m *Memory[T, K]) page(f *Filter[T, K], after ID, buf []Entry[T, K]) ([]Entry[T, K], ID, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	o := &m.order
-	for i := o.after(after); i < len(o.s); i++ {
+	start := o.after(after)
+	for i := start; i < len(o.s); i++ {
 		if f.Until != 0 && o.ids[i] > f.Until {
-			return buf, false
+			return buf, after, false
 		}
-		e := o.s[i]
-		if e == nil || !m.matches(f, e) {
-			continue
+		after = o.ids[i]
+		if e := o.s[i]; e != nil && m.matches(f, e) {
+			buf = append(buf, m.entry(e, f.Payloads))
 		}
-		buf = append(buf, m.entry(e, f.Payloads))
-		if len(buf) == pageSize {
-			return buf, i+1 < len(o.s)
+		if len(buf) == pageSize || i+1-start == scanSize {
+			return buf, after, i+1 < len(o.s)
 		}
 	}
-	return buf, false
+	return buf, after, false
 }
 
 // accepts runs the caller's parts of f on x.
@@ -100,9 +107,8 @@ func (m *Memory[T, K]) List(ctx context.Context, f Filter[T, K]) iter.Seq2[Entry
 				return
 			}
 			var more bool
-			buf, more = m.page(&f, after, buf[:0])
+			buf, after, more = m.page(&f, after, buf[:0])
 			for i := range buf {
-				after = buf[i].ID
 				if f.accepts(&buf[i]) && !yield(buf[i], nil) {
 					return
 				}
