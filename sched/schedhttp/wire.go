@@ -46,6 +46,7 @@ type Entry struct {
 	FinishedAt   time.Time       `json:"finishedAt,omitzero"`
 	Attempts     int             `json:"attempts"`
 	Reruns       int             `json:"reruns"`
+	Rescues      int             `json:"rescues"`
 	Snoozes      int             `json:"snoozes"`
 	Progress     Progress        `json:"progress,omitzero"`
 	Errors       []RunError      `json:"errors,omitempty"`
@@ -128,7 +129,7 @@ func newEntry(s *sched.Summary) Entry {
 		Queue: s.Queue, ID: s.ID, Key: s.Key, State: s.State.String(), Disabled: s.Disabled,
 		Priority: s.Priority, Group: s.Group, EnqueuedAt: utc(s.EnqueuedAt), RunAt: utc(s.RunAt),
 		StartedAt: utc(s.StartedAt), FinishedAt: utc(s.FinishedAt),
-		Attempts: s.Attempts, Reruns: s.Reruns, Snoozes: s.Snoozes,
+		Attempts: s.Attempts, Reruns: s.Reruns, Rescues: s.Rescues, Snoozes: s.Snoozes,
 		Progress: Progress{s.Progress.Done, s.Progress.Total, s.Progress.Note},
 	}
 	if len(s.Errors) > 0 {
