@@ -12,7 +12,12 @@ import (
 // did not make (a handler's unit test's, the zero Job) has no run:
 // Progress and Heartbeat return ErrStale.
 type Job[T any, K comparable] struct {
-	// ID is the entry's, Key its distinct key, Payload what was added.
+	// ID is the entry's, Key its distinct key, Payload what was added:
+	// the value itself, not a copy of what it refers to. Get, List, the
+	// Inspector and schedhttp (which encodes payloads while their handlers
+	// run) see the same pointee, map or slice, so a handler must not
+	// change what its payload refers to: that races with them (for a map,
+	// the runtime ends the process).
 	ID      ID
 	Key     K
 	Payload T
