@@ -348,6 +348,10 @@ func (b *batch[T, K]) call(ctx context.Context) (err error) {
 // cost a few nanoseconds a run.
 func (b *batch[T, K]) settleOutcomeLocked(c *Claim[T, K], o *Outcome, end time.Time) ran {
 	if started, ok := b.unstartLocked(); ok {
+		// Gone: a reaper that read the claim's lapsed lease before this
+		// settlement must find it settled, not take it for one waiting
+		// in the batch and rescue a run that ended.
+		b.gone[b.cur] = true
 		return b.settle(c, o, started, end)
 	}
 	return ran{}
