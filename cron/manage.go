@@ -276,7 +276,11 @@ func (e *Engine) markPaused(name string, paused bool) (*job, time.Time, error) {
 		return nil, time.Time{}, nil
 	}
 	j.paused = paused
-	if !paused {
+	if paused {
+		// A waiting retry is dropped (see WithRetry); missed runs that
+		// wait are dropped by Resume.
+		j.retryOf, j.retryAt, j.attempt = time.Time{}, time.Time{}, 0
+	} else {
 		j.drop()
 		j.next = j.nextAfter(now)
 	}
