@@ -28,13 +28,15 @@ type work interface {
 // method checks, under the batch's lock, that the batch still holds what
 // it acts on: batches are recycled.
 type live interface {
-	// rescue gives up the claim (id, gen) of queue q, if the batch holds
-	// it: a claim not started is released as a rerun; the running one
-	// abandons the batch (its context is cancelled, the entry settled as a
-	// rescued rerun or poisoned, the rest put back). It reports whether
-	// the batch held the claim, whether it was abandoned, and whether the
-	// entry was poisoned.
-	rescue(q *queueBase, id ID, gen uint64) (held, abandoned, poisoned bool)
+	// rescue gives up the claim (id, gen) of queue q, whose lease a
+	// reaper found ended before before, if the batch holds it: a claim
+	// not started is released as a rerun; the running one abandons the
+	// batch (its context is cancelled, the entry settled as a rescued
+	// rerun or poisoned, the rest put back), unless its lease was renewed
+	// meanwhile (a heartbeat) to before or later. It reports whether the
+	// batch held the claim, whether it gave it up, whether it was
+	// abandoned, and whether the entry was poisoned.
+	rescue(q *queueBase, id ID, gen uint64, before time.Time) (held, rescued, abandoned, poisoned bool)
 	// abandon gives up an unfinished batch at Stop: the running claim is a
 	// rerun, the rest put back. It reports whether it abandoned it.
 	abandon() bool
@@ -66,9 +68,12 @@ type batch[T any, K comparable] struct {
 	abandoned bool
 	finished  bool   // its scope closed: nothing more to act on
 	gone      []bool // claims settled or released by the reaper
-	// cur is the claim whose handler runs, and started when it started.
-	cur     int
-	started time.Time
+	// cur is the claim whose handler runs, and started when it started;
+	// leaseUntil is its lease as its start, a heartbeat or a renewal last
+	// set it (zero: none), which a rescue checks again.
+	cur        int
+	started    time.Time
+	leaseUntil time.Time
 	// settled counts the claims settled.
 	settled int
 	// charged is the slot-time charged to the queue's fairness at
@@ -311,7 +316,7 @@ func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
 		}
 		return true, false
 	}
-	b.started = now
+	b.started, b.leaseUntil = now, lease
 	if m := q.metrics; m != nil {
 		m.runStarted(b, now)
 	}
@@ -561,14 +566,14 @@ func (b *batch[T, K]) begin(sc *scope.Scope, claims []Claim[T, K], permit govern
 }
 
 // rescue implements live.
-func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64) (held, abandoned, poisoned bool) {
+func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64, before time.Time) (held, rescued, abandoned, poisoned bool) {
 	if q != &b.q.queueBase {
-		return false, false, false
+		return false, false, false, false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.abandoned || b.finished {
-		return false, false, false
+		return false, false, false, false
 	}
 	for i := range b.claims {
 		c := &b.claims[i]
@@ -576,13 +581,33 @@ func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64) (held, abandoned, 
 			continue
 		}
 		if i == b.cur && !b.started.IsZero() {
-			return true, true, b.abandonLocked(true)
+			if !b.leaseUntil.IsZero() && !b.leaseUntil.Before(before) {
+				// Renewed (a heartbeat) since the reaper read the
+				// lease: a heartbeat before a rescue renews it.
+				return true, false, false, false
+			}
+			return true, true, true, b.abandonLocked(true)
 		}
 		b.gone[i] = true
 		b.settleElsewhere(c, &Outcome{Kind: OutcomeRerun, Finished: b.q.s.clock.Now()})
-		return true, false, false
+		return true, true, false, false
 	}
-	return false, false, false
+	return false, false, false, false
+}
+
+// beat renews the lease of the run of claim (id, gen) to until, under the
+// batch's lock, so that a rescue sees the renewal (see rescue).
+func (b *batch[T, K]) beat(ctx context.Context, id ID, gen uint64, until time.Time) error {
+	q := b.q
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := q.backend.Renew(ctx, id, gen, until); err != nil {
+		return err
+	}
+	if i := b.cur; !b.abandoned && !b.started.IsZero() && b.claims[i].ID == id && b.claims[i].Gen == gen {
+		b.leaseUntil = until
+	}
+	return nil
 }
 
 // abandon implements live.
@@ -660,7 +685,13 @@ func (b *batch[T, K]) renew(now time.Time) {
 	until := now.Add(q.lease)
 	for i := range b.claims {
 		if c := &b.claims[i]; !b.gone[i] && i >= b.cur {
-			if err := q.call("Renew", func() error { return q.backend.Renew(b.ctx, c.ID, c.Gen, until) }); err != nil && !errchain.Is(err, ErrStale) {
+			err := q.call("Renew", func() error { return q.backend.Renew(b.ctx, c.ID, c.Gen, until) })
+			switch {
+			case err == nil:
+				if i == b.cur && !b.started.IsZero() {
+					b.leaseUntil = until
+				}
+			case !errchain.Is(err, ErrStale):
 				s := q.s
 				s.warn("backend Renew failed", q.name, err)
 			}

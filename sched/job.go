@@ -62,5 +62,5 @@ func (j *Job[T, K]) Heartbeat(ctx context.Context) error {
 		return ErrStale
 	}
 	q := j.b.q
-	return q.backend.Renew(ctx, j.ID, j.gen, q.s.clock.Now().Add(q.lease))
+	return j.b.beat(ctx, j.ID, j.gen, q.s.clock.Now().Add(q.lease))
 }

@@ -97,11 +97,14 @@ func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time, lives []l
 	for i := range claims {
 		c := &claims[i]
 		r := Rescue{Queue: q.name, ID: c.ID, Gen: c.Gen}
-		held := false
+		held, rescued := false, false
 		for _, b := range lives {
-			if held, r.Running, r.Poisoned = b.rescue(&q.queueBase, c.ID, c.Gen); held {
+			if held, rescued, r.Running, r.Poisoned = b.rescue(&q.queueBase, c.ID, c.Gen, before); held {
 				break
 			}
+		}
+		if held && !rescued {
+			continue // its lease was renewed since Expired read it
 		}
 		if !held {
 			// Not in this process's hands: another process's, or its batch
