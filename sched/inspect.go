@@ -335,7 +335,11 @@ type QueueSummary struct {
 	MaxConcurrency int
 	Rate           float64
 	Counts         Counts
-	// OldestPending is the age of the oldest pending entry (0: none).
+	// OldestPending is the age of the oldest pending entry (0: none),
+	// disabled or not. Its age counts from its add, not from when it last
+	// became ready (the end of a delay, a retry's backoff, a snooze): it
+	// says how old the backlog is. How long entries waited once ready is
+	// the queue-latency metric's (see MetricsProvider).
 	OldestPending time.Duration
 	// Succeeded and Failed count the runs that ended so over the last
 	// minute (failed counts failures that will be retried too);

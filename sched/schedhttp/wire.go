@@ -75,7 +75,7 @@ type RunError struct {
 // counts by state and, over the last minute, the runs that succeeded and
 // failed, the throughput in runs a second and the share of runs that
 // failed. OldestPendingSeconds is the age of its oldest pending entry (0:
-// none).
+// none), counted from its add (see sched.QueueSummary's OldestPending).
 type QueueSummary struct {
 	Name                 string  `json:"name"`
 	Priority             int     `json:"priority"`
