@@ -595,18 +595,22 @@ func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64, before time.Time) 
 	return false, false, false, false
 }
 
-// beat renews the lease of the run of claim (id, gen) to until, under the
-// batch's lock, so that a rescue sees the renewal (see rescue).
+// beat renews the lease of the run of claim (id, gen) to until, and records
+// the renewal under the batch's lock, so that a rescue sees it (see
+// rescue). The backend's Renew is called without the lock: it may wait
+// (a durable backend's I/O, bounded by ctx, which a rescue cancels), and a
+// rescue or StopAndCancel must not wait for it. A rescue that comes
+// between the two wins: the heartbeat then returns ErrStale.
 func (b *batch[T, K]) beat(ctx context.Context, id ID, gen uint64, until time.Time) error {
-	q := b.q
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := q.backend.Renew(ctx, id, gen, until); err != nil {
+	if err := b.q.backend.Renew(ctx, id, gen, until); err != nil {
 		return err
 	}
-	if i := b.cur; !b.abandoned && !b.started.IsZero() && b.claims[i].ID == id && b.claims[i].Gen == gen {
-		b.leaseUntil = until
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if i := b.cur; b.abandoned || b.started.IsZero() || b.claims[i].ID != id || b.claims[i].Gen != gen {
+		return ErrStale // rescued, or ended, since
 	}
+	b.leaseUntil = until
 	return nil
 }
 

@@ -9,7 +9,7 @@ import (
 // until the handler returns: the scheduler reuses it for the next run of
 // the batch, so a goroutine of the handler's that beats or reports
 // progress must be done before the handler returns. A Job the scheduler
-// did not make (a handler's unit test's, the zero Job) has no run:
+// did not make (a handler's unit test's, the zero Job, a nil *Job) has no run:
 // Progress and Heartbeat return ErrStale.
 type Job[T any, K comparable] struct {
 	// ID is the entry's, Key its distinct key, Payload what was added:
@@ -43,7 +43,7 @@ func (j *Job[T, K]) Progress(ctx context.Context, p Progress) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}
-	if j.b == nil {
+	if j == nil || j.b == nil {
 		return ErrStale
 	}
 	return j.b.q.backend.Progress(ctx, j.ID, j.gen, p)
@@ -58,7 +58,7 @@ func (j *Job[T, K]) Heartbeat(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}
-	if j.b == nil {
+	if j == nil || j.b == nil {
 		return ErrStale
 	}
 	q := j.b.q
