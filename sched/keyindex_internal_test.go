@@ -126,6 +126,13 @@ func TestKeyIndexRemoveOfAnAbsentEntry(t *testing.T) {
 // Integer keys crafted so that a fixed multiplicative hash sends them all
 // to one slot (i × the multiplier's inverse: their products are i) spread
 // like any keys: no probe is long.
+//
+// The index's seed is fixed, to a few random-looking values: an integer key
+// is its own hash, so the seed alone makes the layout random, and with a
+// random seed a rare table of these (load 0.61) has a probe a little over
+// 100 long by chance, as any keys might (a loaded test run saw 102). Each
+// seed here gives the same layout on every run. (A seed of 1, which does not
+// mix, gives probes of 372.)
 func TestKeyIndexSpreadsCraftedKeys(t *testing.T) {
 	const mul = 0x9e3779b97f4a7c15
 	inv := uint64(mul) // Newton's iteration for the inverse mod 2^64
@@ -135,27 +142,31 @@ func TestKeyIndexSpreadsCraftedKeys(t *testing.T) {
 	if uint64(mul)*inv != 1 {
 		t.Fatal("no inverse")
 	}
-	x := newTestIndex[uint64]()
-	const n = 20_000
-	for i := range uint64(n) {
-		k := (i + 1) * inv
-		h, _ := x.hash(k)
-		old, slot := x.lookup(k, h)
-		if old != nil {
-			t.Fatal("duplicate")
+	for _, seed := range []uint64{0x8bb84b93962eacc9, 0x2545f4914f6cdd1d, 0x9e3779b97f4a7c15, 0xd1b54a32d192ed03} {
+		x := newTestIndex[uint64]()
+		x.seed = seed | 1
+		const n = 20_000
+		for i := range uint64(n) {
+			k := (i + 1) * inv
+			h, _ := x.hash(k)
+			old, slot := x.lookup(k, h)
+			if old != nil {
+				t.Fatal("duplicate")
+			}
+			x.insert(slot, h, &mentry[int, uint64]{key: k})
 		}
-		x.insert(slot, h, &mentry[int, uint64]{key: k})
-	}
-	mask := len(x.slots) - 1
-	longest, total := 0, 0
-	for i, s := range x.slots {
-		if s.e != nil {
-			d := (i - x.home(s.h)) & mask
-			longest, total = max(longest, d), total+d
+		mask := len(x.slots) - 1
+		longest, total := 0, 0
+		for i, s := range x.slots {
+			if s.e != nil {
+				d := (i - x.home(s.h)) & mask
+				longest, total = max(longest, d), total+d
+			}
 		}
-	}
-	if longest > 100 || total > 3*n {
-		t.Errorf("probes of %d crafted keys: longest %d, %.1f on average", n, longest, float64(total)/n)
+		t.Logf("seed %#x: longest probe %d, %.2f on average", x.seed, longest, float64(total)/n)
+		if longest > 100 || total > 3*n {
+			t.Errorf("seed %#x: probes of %d crafted keys: longest %d, %.1f on average", x.seed, n, longest, float64(total)/n)
+		}
 	}
 }
 
