@@ -53,9 +53,11 @@
 //     by the slot-time their runs use (stride scheduling: see the package's
 //     pick); a queue that used less is served first, and no ready queue
 //     starves: with one worker and runs of equal length d, a ready queue
-//     of priority p waits at most (P/p + 2)·d for a run while a queue of
-//     priority P is saturated (TestLowPriorityIsNotStarved checks it at
-//     P/p = 100).
+//     of priority p and BatchSize b waits at most (P/p·b + 2·B)·d for a
+//     run while a queue of priority P and BatchSize B is saturated: with
+//     batches of one, (P/p + 2)·d (TestLowPriorityIsNotStarved checks it
+//     at P/p = 100). A batch runs to its end: the default BatchSize of 16
+//     makes the waits 16 times as long.
 //   - Caps and rates: MaxConcurrency bounds a queue's runs at once; Rate and
 //     Burst bound how fast its runs start. Both can change at run time.
 //   - Pause and Resume a queue: queued entries stay, running ones finish,

@@ -370,10 +370,11 @@ func (q *Queue[T, K]) key(v T) K {
 // or, if an entry with v's key is live (delayed, pending, awaiting or
 // running, and failed with BlockFailed), that entry's ID and false.
 //
-// It returns an error wrapping ErrInvalid for a nil or done ctx, an invalid
-// key (NaN, or unhashable), a Key or Group function that panics on v, or an
-// invalid option, ErrStopped once the scheduler was
-// stopped, and the backend's error if it fails; nothing is added then.
+// It returns an error wrapping ErrInvalid for a nil ctx, an invalid key
+// (NaN, or unhashable), a Key or Group function that panics on v, or an
+// invalid option; ctx's error for a done ctx; ErrStopped once the
+// scheduler was stopped; and the backend's error if it fails; nothing is
+// added then.
 func (q *Queue[T, K]) Add(ctx context.Context, v T, opts ...AddOption) (ID, bool, error) {
 	if err := q.made(); err != nil {
 		return 0, false, err
