@@ -626,7 +626,8 @@ func (b *batch[T, K]) abandon() bool {
 }
 
 // abandonLocked abandons the batch: its running claim is settled as a
-// rerun (a rescue, if rescue: poisoned past the queue's MaxRescues), its
+// rerun (a rescue, if rescue: poisoned past the queue's MaxRescues; else a
+// shutdown: poisoned past its MaxReruns), its
 // context cancelled, the rest put back; its worker is handed over. It
 // reports whether it poisoned the entry.
 func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
@@ -653,11 +654,19 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 	if wasRunning {
 		c := &b.claims[b.cur]
 		o := Outcome{Kind: OutcomeRerun, Finished: now, Rescued: rescue}
-		if rescue && c.Rescues >= q.maxRescues {
+		switch {
+		case rescue && c.Rescues >= q.maxRescues:
 			poisoned = true
 			o.Kind = OutcomePoisoned
 			o.Err = &RunError{Attempt: c.Attempts + 1, At: now, Type: "rescue",
 				Message: fmt.Sprintf("poisoned: its lease lapsed %d times", c.Rescues+1)}
+		case !rescue && c.Reruns >= q.maxRerun:
+			// A shutdown, as a handler's return of the cancelled
+			// context's error is (see classify): past MaxReruns, poisoned.
+			poisoned = true
+			o.Kind = OutcomePoisoned
+			o.Err = &RunError{Attempt: c.Attempts + 1, At: now, Type: "shutdown",
+				Message: fmt.Sprintf("poisoned after %d reruns: its run was abandoned at StopAndCancel", c.Reruns)}
 		}
 		took = now.Sub(b.started)
 		b.used += max(took, minRunCost)

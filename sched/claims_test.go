@@ -393,3 +393,49 @@ func TestClaimStopAndCancelCauseIsErrStopped(t *testing.T) {
 		}
 	})
 }
+
+// QueueConfig.MaxReruns: "how many runs of an entry may end without a
+// result of their own (Rerun, a shutdown) before it is poisoned". A run
+// that StopAndCancel abandons (its handler ignores the cancellation) ends
+// by a shutdown as much as one whose handler returns ctx's error, which
+// is poisoned past the cap: so is the abandoned one.
+func TestClaimAnAbandonedRunPastMaxRerunsIsPoisoned(t *testing.T) {
+	for _, hang := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
+			started, release := make(chan struct{}, 2), make(chan struct{})
+			keep := sched.Retention{Failed: time.Hour, MaxFailed: 10}
+			q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{MaxReruns: 1, Retention: &keep,
+				Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+					if j.Reruns == 0 {
+						return sched.Rerun(nil)
+					}
+					started <- struct{}{}
+					if hang {
+						<-release
+						return nil
+					}
+					<-ctx.Done()
+					return ctx.Err()
+				}})
+			id := must.Add(t, q, 1)
+			if err := s.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			<-started
+			sctx, cancel := context.WithTimeout(ctx, time.Second)
+			err := s.StopAndCancel(sctx)
+			cancel()
+			if hang != errors.Is(err, sched.ErrAbandoned) {
+				t.Fatalf("StopAndCancel = %v", err)
+			}
+			e, _ := q.Get(ctx, id)
+			if e.State != sched.StatePoisoned {
+				t.Errorf("hung handler %v: after a Rerun and a run ended by StopAndCancel, with MaxReruns 1, the entry is %v with %d reruns; want poisoned", hang, e.State, e.Reruns)
+			}
+			close(release)
+			synctest.Wait()
+		})
+	}
+}

@@ -306,8 +306,9 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 // handlers, with cause ErrStopped: a handler that returns the context's
 // error then ends its run as a rerun, without spending an attempt. If ctx
 // is done before every handler has returned, StopAndCancel abandons the
-// runs still going: their entries go back to pending as reruns (a late
-// result of theirs is ignored), their handlers keep their goroutines until
+// runs still going: their entries go back to pending as reruns, or are
+// poisoned past their queue's MaxReruns (a late result of theirs is
+// ignored), their handlers keep their goroutines until
 // they return (Inspector.Abandoned counts them), and it returns an error
 // wrapping ErrAbandoned. It never waits for runs a reaper rescued earlier.
 func (s *Scheduler) StopAndCancel(ctx context.Context) error {
