@@ -306,6 +306,10 @@ func (st *modelName) apply(o propOp) {
 	case "unregister":
 		st.cur = nil
 	case "pause":
+		if !st.cur.paused {
+			// Pause drops a waiting retry (see WithRetry).
+			st.cur.retryOf, st.cur.retryAt, st.cur.attempt = time.Time{}, time.Time{}, 0
+		}
 		st.cur.paused = true
 	case "resume":
 		if !st.cur.paused {
