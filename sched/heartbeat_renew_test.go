@@ -30,10 +30,9 @@ func (b *slowRenewBackend) Renew(ctx context.Context, id sched.ID, gen uint64, u
 
 // A heartbeat whose Renew waits on a slow backend must not keep the reaper
 // from rescuing the run whose lease lapsed: the rescue is what cancels the
-// run's context, and so the Renew. Heartbeat held the batch's lock across
-// the backend's Renew, which the rescue needs: the reaper waited for the
-// heartbeat, which waited for the rescue, for ever (and every other
-// queue's rescues with it).
+// run's context, and so the Renew. (Were the batch's lock held across the
+// backend's Renew, the reaper would wait for the heartbeat, which waits
+// for the rescue, for ever, and every other queue's rescues with it.)
 func TestReapIsNotBlockedByAHeartbeatInFlight(t *testing.T) {
 	ctx := context.Background()
 	s := must.New(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
@@ -79,8 +78,8 @@ func TestReapIsNotBlockedByAHeartbeatInFlight(t *testing.T) {
 		if r.err != nil || len(r.rs) != 1 || !r.rs[0].Running {
 			t.Errorf("Reap = %+v, %v; want the running claim rescued", r.rs, r.err)
 		}
-	case <-time.After(5 * time.Second): // a deadlock detector, not a synchronisation
-		t.Fatal("Reap still blocked after 5s: it waits for the batch's lock, held by a Heartbeat whose Renew waits for the rescue")
+	case <-time.After(30 * time.Second): // a deadlock detector, not a synchronisation
+		t.Fatal("Reap still blocked after 30s: it waits for the batch's lock, held by a Heartbeat whose Renew waits for the rescue")
 	}
 	if err := <-beat; err == nil {
 		t.Errorf("Heartbeat of a rescued run = nil, want an error")
