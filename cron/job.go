@@ -109,14 +109,14 @@ func (j *job) nextAfter(t time.Time) time.Time {
 
 // advance decides the activations that passed before now (Missed: run
 // some, drop the rest). At a dispatch (onTime), an activation whose run is
-// merely late is not missed: only when the following activation has passed
-// too are they missed; after a run every activation before its end was
-// missed. A schedule that panics stops the job, as in nextAfter.
+// merely late is not missed, whether or not catch-ups wait before it: only
+// when the following activation has passed too are they missed; after a
+// run every activation before its end was missed. A schedule that panics stops the job, as in nextAfter.
 func (j *job) advance(now time.Time, onTime bool) {
 	if j.next.IsZero() || !j.next.Before(now) {
 		return
 	}
-	if onTime && len(j.catchup) == 0 {
+	if onTime {
 		if n2, err := safeNext(j.s, j.next, j.nextExited); err == nil && (n2.IsZero() || !n2.Before(now)) {
 			return
 		}

@@ -39,14 +39,10 @@ func TestLateRunEndingOnTheNextTimeKeepsIt(t *testing.T) {
 // has not is late, not missed (package documentation, "Late and missed
 // runs"): both run. Here "* 1 * * *" under RunOnce, last run 00:57,
 // registered at 01:00:30 (01:00 made up), started at 01:01:30: 01:00 and
-// 01:01 run at once, then 01:02 on time.
-//
-// The engine instead counts 01:01 as missed because a catch-up waits
-// (job.advance skips its lateness check when catchup is not empty), and
-// RunOnce then keeps only 01:01: the 01:00 it reported as made up never
-// runs.
+// 01:01 run at once, then 01:02 on time. (A waiting catch-up does not
+// make a late time missed: RunOnce would then keep 01:01 alone, and the
+// 01:00 that Job reported as made up would never run.)
 func TestMadeUpRunSurvivesALateStart(t *testing.T) {
-	t.Skip("known disagreement between the engine and the package documentation: see the comment")
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
