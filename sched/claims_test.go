@@ -86,7 +86,8 @@ func TestClaimAddWithDoneCtxIsCtxErr(t *testing.T) {
 	if _, _, err := q.Add(ctx, 1); !errors.Is(err, context.Canceled) || errors.Is(err, sched.ErrInvalid) {
 		t.Errorf("Add with a done ctx = %v, want ctx's error", err)
 	}
-	if _, _, err := q.Add(nil, 1); !errors.Is(err, sched.ErrInvalid) { //nolint:staticcheck // a nil ctx on purpose
+	//lint:ignore SA1012 the nil context is the bad input under test
+	if _, _, err := q.Add(nil, 1); !errors.Is(err, sched.ErrInvalid) {
 		t.Errorf("Add with a nil ctx = %v, want ErrInvalid", err)
 	}
 }
