@@ -400,6 +400,12 @@ func (b *batch[T, K]) observe(r ran) {
 // with *o, and returns the run for observe.
 func (b *batch[T, K]) settle(c *Claim[T, K], o *Outcome, started, end time.Time) ran {
 	q := b.q
+	if m := q.metrics; m != nil {
+		// Before the backend's Settle, which may panic or end the
+		// goroutine: the batch is then dropped, and must not stay among
+		// the runs in progress, its unfinished seconds growing for ever.
+		m.runStopped(b)
+	}
 	b.settleAs(c, o)
 	// Counted as the run ends, not when its batch does: a batch's runs
 	// end one after another, and a long batch's first runs long before
@@ -413,9 +419,6 @@ func (b *batch[T, K]) settle(c *Claim[T, K], o *Outcome, started, end time.Time)
 	d := end.Sub(started)
 	b.used += max(d, minRunCost)
 	b.job = Job[T, K]{}
-	if m := q.metrics; m != nil {
-		m.runStopped(b)
-	}
 	return ran{d: d, retried: o.Kind == OutcomeRetry, ok: true}
 }
 
