@@ -180,8 +180,9 @@ type Claim[T any, K comparable] struct {
 	// passes it back untouched.
 	Handle     any
 	EnqueuedAt time.Time
-	// ReadyAt is when the entry last became ready to run: its add, or the
-	// time its delay, retry backoff or snooze ended. The queue-latency
+	// ReadyAt is when the entry last became ready to run: its add, the
+	// time its delay, retry backoff or snooze ended, or the end of a run
+	// that is to run again (a rerun, a rescue). The queue-latency
 	// metric counts from it. Zero stands for EnqueuedAt (a backend that
 	// does not keep it).
 	ReadyAt time.Time

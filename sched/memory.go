@@ -832,6 +832,10 @@ func (m *Memory[T, K]) Settle(ctx context.Context, c *Claim[T, K], o Outcome) er
 			if o.Rescued {
 				e.rescues++
 			}
+			// Ready to run again from now (Claim.ReadyAt), not since its
+			// add: the run it had is no waiting. Not before it was last
+			// ready: a Clock may go back.
+			e.ready = max(fin, e.ready)
 		}
 		m.setState(e, StatePending)
 		switch {

@@ -29,8 +29,9 @@ type MetricsProvider interface {
 	// NewAddsMetric counts the entries added.
 	NewAddsMetric(name string) CounterMetric
 	// NewLatencyMetric observes, in seconds, once a run, how long its
-	// entry waited ready to run: from its add, or the end of its delay,
-	// retry backoff or snooze (Claim.ReadyAt), to the start of the run, as
+	// entry waited ready to run: from its add, the end of its delay,
+	// retry backoff or snooze, or the end of a run cut short to run again
+	// (Claim.ReadyAt), to the start of the run, as
 	// client-go's queue latency counts from when a delayed item is added
 	// to the queue to when a worker gets it.
 	NewLatencyMetric(name string) HistogramMetric

@@ -2,6 +2,7 @@ package sched_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -57,6 +58,63 @@ func gaugesAfterSettleFault(t *testing.T, goexit bool) {
 		}
 		if u, l := g.get("unfinished"), g.get("longest"); u != 0 || l != 0 {
 			t.Errorf("unfinished %vs, longest %vs after the only run ended; want 0", u, l)
+		}
+	})
+}
+
+// A run that ends in a rerun (the handler's Rerun, or a rescue) puts its
+// entry back ready to run at once: the queue latency of the next run
+// counts from then (Claim.ReadyAt: "when the entry last became ready to
+// run"), not from the add, an hour of the first run ago.
+func TestReviewLatencyAfterRerun(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		g := newGauges()
+		s := newScheduler(t, sched.Config{Workers: 2, Metrics: g, Logger: quiet})
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+			if j.Reruns == 0 {
+				time.Sleep(time.Hour)
+				return sched.Rerun(errors.New("connection reset"))
+			}
+			return nil
+		}})
+		must.Add(t, q, 1)
+		time.Sleep(2 * time.Hour)
+		synctest.Wait()
+		if got := g.observations("latency"); len(got) != 2 || got[0] != 0 || got[1] != 0 {
+			t.Errorf("latency observations %v, want [0 0]: the rerun ran as soon as it was ready", got)
+		}
+	})
+}
+
+// The same for a run rescued after its lease lapsed: the rerun's queue
+// latency counts from the rescue, not from the add.
+func TestReviewLatencyAfterRescue(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		g := newGauges()
+		s := newScheduler(t, sched.Config{Workers: 2, Metrics: g, Logger: quiet})
+		release := make(chan struct{})
+		defer close(release)
+		first := true
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Lease: time.Second, Handler: func(context.Context, *sched.Job[int, int]) error {
+			if first {
+				first = false
+				<-release // hangs until the test ends: rescued
+			}
+			return nil
+		}})
+		must.Add(t, q, 1)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		rs, err := s.Inspector().Reap(context.Background(), s.Clock().Now(), 0)
+		if err != nil || len(rs) != 1 || !rs[0].Running {
+			t.Fatalf("Reap = %+v, %v; want the running claim rescued", rs, err)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := g.observations("latency"); len(got) != 2 || got[0] != 0 || got[1] != 0 {
+			t.Errorf("latency observations %v, want [0 0]: the rescued entry ran again as soon as it was ready", got)
 		}
 	})
 }
