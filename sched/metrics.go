@@ -186,7 +186,7 @@ func (m *queueMetrics) runEnded(d time.Duration, retried bool) {
 	}
 	returned := false
 	defer m.guard(&returned)
-	m.duration.Observe(d.Seconds())
+	m.duration.Observe(max(d, 0).Seconds()) // not below 0: a Clock may go back
 	if retried {
 		m.retries.Inc()
 	}
@@ -203,7 +203,7 @@ func (m *queueMetrics) update(now time.Time, pending int) {
 	m.mu.Lock()
 	var sum, longest time.Duration
 	for _, at := range m.running {
-		d := now.Sub(at)
+		d := max(now.Sub(at), 0) // not below 0: a Clock may go back
 		sum += d
 		longest = max(longest, d)
 	}

@@ -118,3 +118,48 @@ func TestReviewLatencyAfterRescue(t *testing.T) {
 		}
 	})
 }
+
+// steppedClock is the system clock (the bubble's) stepped by an offset
+// that the test changes: a wall clock set back.
+type steppedClock struct {
+	sched.Clock
+	offset atomic.Int64
+}
+
+func (c *steppedClock) Now() time.Time {
+	return time.Now().Add(time.Duration(c.offset.Load()))
+}
+
+// A wall clock stepped back an hour while a run is in progress: the
+// running-time gauges and the work duration are seconds taken, never
+// negative (as the queue latency, which is floored at 0).
+func TestReviewGaugesWhenTheClockGoesBack(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		g := newGauges()
+		clock := &steppedClock{Clock: must.New(t, sched.Config{}).Clock()}
+		s := newScheduler(t, sched.Config{Workers: 2, Metrics: g, Logger: quiet, Clock: clock})
+		started := make(chan struct{})
+		release := make(chan struct{})
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(context.Context, *sched.Job[int, int]) error {
+			close(started)
+			<-release
+			return nil
+		}})
+		must.Add(t, q, 1)
+		<-started
+		clock.offset.Store(int64(-time.Hour))
+		time.Sleep(time.Second) // two samples
+		synctest.Wait()
+		if u, l := g.get("unfinished"), g.get("longest"); u < 0 || l < 0 {
+			t.Errorf("unfinished %vs, longest %vs after the clock went back; want neither negative", u, l)
+		}
+		close(release)
+		synctest.Wait()
+		for _, d := range g.observations("duration") {
+			if d < 0 {
+				t.Errorf("work duration %vs observed after the clock went back; want none negative", d)
+			}
+		}
+	})
+}
