@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -434,11 +435,23 @@ func (b *batch[T, K]) settle(c *Claim[T, K], o *Outcome, started, end time.Time)
 // when its batch's scope closes, and so does one whose settlement failed,
 // if the backend still holds it claimed.
 func (q *queueBase) call(in string, f func() error) (err error) {
+	return q.guardedCall(in, true, f)
+}
+
+// guardedCall is call, leaving the queue alone after a fault only if
+// leave: the metrics loop's Counts, called twice a second and never in a
+// hot loop, must not keep a queue whose Counts faults from running jobs.
+func (q *queueBase) guardedCall(in string, leave bool, f func() error) (err error) {
 	returned := false
 	defer func() {
 		if v := recover(); v != nil || !returned {
 			v = exitValue(v)
-			q.s.contain(q, "backend panicked in "+in, v)
+			msg := "backend panicked in " + in
+			if leave {
+				q.s.contain(q, msg, v)
+			} else {
+				q.s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.String("panic", panicval.String(v)), slog.String("stack", string(debug.Stack())))
+			}
 			err = fmt.Errorf("sched: backend panicked in %s: %s", in, panicval.String(v))
 		}
 	}()

@@ -257,7 +257,10 @@ func (s *Scheduler) metricsLoop(ctx context.Context) {
 				continue
 			}
 			var c Counts
-			if err := q.base().call("Counts", func() (err error) { c, err = q.counts(ctx); return err }); err != nil {
+			// Not call: a Counts that faults is logged, and its queue's
+			// depth left as it was, but the queue is not left alone (its
+			// jobs run on, as they do without metrics).
+			if err := q.base().guardedCall("Counts", false, func() (err error) { c, err = q.counts(ctx); return err }); err != nil {
 				continue
 			}
 			m.update(now, c.Pending)

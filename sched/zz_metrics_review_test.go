@@ -163,3 +163,41 @@ func TestReviewGaugesWhenTheClockGoesBack(t *testing.T) {
 		}
 	})
 }
+
+// countsPanics is a backend whose Counts always panics.
+type countsPanics struct {
+	sched.Backend[int, int]
+}
+
+func (countsPanics) Counts(context.Context) (sched.Counts, error) { panic("backend bug in Counts") }
+
+// A backend whose Counts panics is "taken as an error of the call" (see
+// Faults): the metrics loop, which calls it twice a second for the depth
+// gauge, must not keep its queue from running jobs, which it does without
+// metrics.
+func TestReviewCountsPanicDoesNotStallTheQueue(t *testing.T) {
+	t.Parallel()
+	for _, metrics := range []bool{false, true} {
+		t.Run(map[bool]string{false: "without metrics", true: "with metrics"}[metrics], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := sched.Config{Workers: 2, Logger: quiet}
+				if metrics {
+					cfg.Metrics = newGauges()
+				}
+				s := newScheduler(t, cfg)
+				var runs atomic.Int64
+				q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: countsPanics{sched.NewMemory[int, int]()}, Handler: func(context.Context, *sched.Job[int, int]) error {
+					runs.Add(1)
+					return nil
+				}})
+				time.Sleep(2 * time.Second) // the metrics loop has called Counts
+				must.Add(t, q, 1)
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				if runs.Load() != 1 {
+					t.Errorf("%d runs a minute after the add, want 1", runs.Load())
+				}
+			})
+		})
+	}
+}
