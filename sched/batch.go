@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -429,7 +428,7 @@ func (b *batch[T, K]) settle(c *Claim[T, K], o *Outcome, started, end time.Time)
 // at no cost per run: a panic of
 // the backend's becomes an error, logged with its stack, so that it takes
 // neither the goroutine nor the process down, and the queue is left alone
-// for a second (see Scheduler.contain), as it is when f ends the
+// for a second (see Scheduler.containStack), as it is when f ends the
 // goroutine, so that a broken backend is not called in a tight loop. The
 // entry is then left as the backend left it: one not started goes back
 // when its batch's scope closes, and so does one whose settlement failed,
@@ -446,11 +445,11 @@ func (q *queueBase) guardedCall(in string, leave bool, f func() error) (err erro
 	defer func() {
 		if v := recover(); v != nil || !returned {
 			v = exitValue(v)
-			msg := "backend panicked in " + in
+			p := &scope.PanicError{Value: v, Stack: debug.Stack()}
 			if leave {
-				q.s.contain(q, msg, v)
+				q.s.containStack(q, "backend panicked in "+in, p)
 			} else {
-				q.s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.String("panic", panicval.String(v)), slog.String("stack", string(debug.Stack())))
+				q.s.logFault(q, "backend panicked in "+in, p)
 			}
 			err = fmt.Errorf("sched: backend panicked in %s: %s", in, panicval.String(v))
 		}

@@ -389,18 +389,17 @@ func exitValue(v any) any {
 	return v
 }
 
-// contain logs a fault of a dependency of queue q (a panic with value v,
-// or runtime.Goexit: see exitValue) with its stack, and skips the queue
-// for a second, so that a dependency that faults on every call is not
-// called in a hot loop.
-func (s *Scheduler) contain(q *queueBase, msg string, v any) {
-	s.containStack(q, msg, &scope.PanicError{Value: v, Stack: debug.Stack()})
-}
-
-// containStack is contain of p, with the stack taken where the fault was
-// seen.
+// containStack logs a fault of a dependency of queue q (a panic, or
+// runtime.Goexit: see exitValue) with the stack taken where it was seen,
+// and skips the queue for a second, so that a dependency that faults on
+// every call is not called in a hot loop.
 func (s *Scheduler) containStack(q *queueBase, msg string, p *scope.PanicError) {
 	q.leaveAlone()
+	s.logFault(q, msg, p)
+}
+
+// logFault logs a fault of q's dependency with its stack.
+func (s *Scheduler) logFault(q *queueBase, msg string, p *scope.PanicError) {
 	s.log.Error("sched: "+msg, slog.String("queue", q.name), slog.String("panic", panicval.String(p.Value)), slog.String("stack", string(p.Stack)))
 }
 

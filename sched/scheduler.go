@@ -686,7 +686,7 @@ func (s *Scheduler) Logger() *slog.Logger { return s.log }
 func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp int64) {
 	b := q.base()
 	if b.blocked(s.ns(now)) {
-		return b.blockedUntil.Load(), 0 // left alone (see contain): looked at again then
+		return b.blockedUntil.Load(), 0 // left alone (see containStack): looked at again then
 	}
 	err := b.call("Promote or Expire", func() error {
 		due = b.due.Load()

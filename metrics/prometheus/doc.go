@@ -22,7 +22,8 @@
 // prefix and label (client-go labels by name, this package by queue).
 // queue_duration_seconds counts, as client-go's does, only the time an
 // entry waited ready to run: a delay, a retry backoff or a snooze is not
-// waiting. One difference: adds_total counts the entries added, and a
+// waiting, nor is a run cut short to run again (a rerun, a rescue). One
+// difference: adds_total counts the entries added, and a
 // retry is not an add (client-go's AddRateLimited re-adds the item, and
 // counts it); retries_total counts those.
 //

@@ -157,7 +157,7 @@ func newProvider(o Options) *Provider {
 		adds: counter(SchedSubsystem, "adds_total",
 			"Entries added to the queue."),
 		latency: histogram(SchedSubsystem, "queue_duration_seconds",
-			"Seconds an entry waited, from when it became ready to run (its add, or the end of its delay, backoff or snooze) to the start of a run."),
+			"Seconds an entry waited, from when it became ready to run (its add, the end of its delay, backoff or snooze, or the end of a run cut short to run again) to the start of a run."),
 		workDuration: histogram(SchedSubsystem, "work_duration_seconds",
 			"Seconds a run of the queue's handler took."),
 		unfinished: gauge(SchedSubsystem, "unfinished_work_seconds",

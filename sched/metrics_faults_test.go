@@ -34,7 +34,7 @@ func (b *settlePanics) Settle(ctx context.Context, c *sched.Claim[int, int], o s
 // A backend whose Settle panics on a worker is contained (see Faults); the
 // run ended, so the unfinished-work and longest-running gauges must fall
 // back to 0 rather than count the dropped batch as running for ever.
-func TestReviewGaugesAfterSettlePanic(t *testing.T) {
+func TestGaugesAfterASettlePanic(t *testing.T) {
 	t.Parallel()
 	for _, goexit := range []bool{false, true} {
 		t.Run(map[bool]string{false: "panic", true: "goexit"}[goexit], func(t *testing.T) { gaugesAfterSettleFault(t, goexit) })
@@ -66,7 +66,7 @@ func gaugesAfterSettleFault(t *testing.T, goexit bool) {
 // entry back ready to run at once: the queue latency of the next run
 // counts from then (Claim.ReadyAt: "when the entry last became ready to
 // run"), not from the add, an hour of the first run ago.
-func TestReviewLatencyAfterRerun(t *testing.T) {
+func TestLatencyAfterARerunCountsFromItsEnd(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		g := newGauges()
@@ -89,7 +89,7 @@ func TestReviewLatencyAfterRerun(t *testing.T) {
 
 // The same for a run rescued after its lease lapsed: the rerun's queue
 // latency counts from the rescue, not from the add.
-func TestReviewLatencyAfterRescue(t *testing.T) {
+func TestLatencyAfterARescueCountsFromItsEnd(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		g := newGauges()
@@ -133,7 +133,7 @@ func (c *steppedClock) Now() time.Time {
 // A wall clock stepped back an hour while a run is in progress: the
 // running-time gauges and the work duration are seconds taken, never
 // negative (as the queue latency, which is floored at 0).
-func TestReviewGaugesWhenTheClockGoesBack(t *testing.T) {
+func TestGaugesWhenTheClockGoesBack(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		g := newGauges()
@@ -175,7 +175,7 @@ func (countsPanics) Counts(context.Context) (sched.Counts, error) { panic("backe
 // Faults): the metrics loop, which calls it twice a second for the depth
 // gauge, must not keep its queue from running jobs, which it does without
 // metrics.
-func TestReviewCountsPanicDoesNotStallTheQueue(t *testing.T) {
+func TestACountsPanicDoesNotStallTheQueue(t *testing.T) {
 	t.Parallel()
 	for _, metrics := range []bool{false, true} {
 		t.Run(map[bool]string{false: "without metrics", true: "with metrics"}[metrics], func(t *testing.T) {
