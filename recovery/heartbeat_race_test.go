@@ -6,7 +6,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/jobkit/jobkit/recovery"
 	"github.com/jobkit/jobkit/sched"
 )
 
@@ -17,14 +16,7 @@ import (
 func TestReaperRacingAHeartbeatRescuesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s, err := sched.New(sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := recovery.New(s, recovery.Config{Interval: time.Hour, Grace: time.Millisecond, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, r := newRacedReaper(t)
 		gate := make(chan struct{})
 		beat := make(chan error, 1)
 		be := &racingBackend{Backend: sched.NewMemory[int, int](), release: make(chan struct{})}

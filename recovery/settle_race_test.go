@@ -29,20 +29,29 @@ func (b *racingBackend) Expired(ctx context.Context, before time.Time, dst []sch
 	return out, err
 }
 
+// newRacedReaper returns a scheduler of one worker and one loop, and a
+// reaper on it that looks only when asked (Interval an hour) with a grace of
+// a millisecond: the race tests drive it with Reap.
+func newRacedReaper(t *testing.T) (*sched.Scheduler, *recovery.Reaper) {
+	t.Helper()
+	s, err := sched.New(sched.Config{Workers: 1, Loops: 1, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := recovery.New(s, recovery.Config{Interval: time.Hour, Grace: time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, r
+}
+
 // A run whose lease lapsed but that returns and settles before the reaper
 // acts on Expired's report is not rescued: it succeeded, and the reaper
 // neither counts nor reports a rescue of it.
 func TestReaperRacingASettleRescuesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s, err := sched.New(sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := recovery.New(s, recovery.Config{Interval: time.Hour, Grace: time.Millisecond, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, r := newRacedReaper(t)
 		gate := make(chan struct{})
 		be := &racingBackend{Backend: sched.NewMemory[int, int](), release: make(chan struct{})}
 		q, err := sched.NewQueue(s, "q", sched.QueueConfig[int, int]{
