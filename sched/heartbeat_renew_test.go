@@ -44,6 +44,9 @@ func TestReapIsNotBlockedByAHeartbeatInFlight(t *testing.T) {
 	q, err := sched.NewQueue(s, "q", sched.QueueConfig[int, int]{
 		Lease: time.Second, Backend: be,
 		Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+			if j.Reruns > 0 {
+				return nil // the run after the rescue: its heartbeat is not the one under test
+			}
 			err := j.Heartbeat(ctx)
 			beat <- err
 			return err
@@ -117,6 +120,9 @@ func TestHeartbeatOvertakenByARescueIsStale(t *testing.T) {
 	q, err := sched.NewQueue(s, "q", sched.QueueConfig[int, int]{
 		Lease: time.Second, Backend: be,
 		Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+			if j.Reruns > 0 {
+				return nil // the run after the rescue: its heartbeat is not the one under test
+			}
 			beat <- j.Heartbeat(ctx)
 			<-ctx.Done()
 			return ctx.Err()
