@@ -1,0 +1,121 @@
+package sched_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
+)
+
+// replayBackend is sched's in-memory backend whose Expired can add claims
+// of its own (as a shared backend reports other processes' claims) and,
+// once replay is set, answers with the list it gave last: two reapers that
+// read one report.
+type replayBackend struct {
+	sched.Backend[int, int]
+	mu     sync.Mutex
+	replay bool
+	last   []sched.Claim[int, int]
+	extra  []sched.Claim[int, int]
+}
+
+func (b *replayBackend) Expired(ctx context.Context, before time.Time, dst []sched.Claim[int, int]) ([]sched.Claim[int, int], error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.replay {
+		return append(dst, b.last...), nil
+	}
+	out, err := b.Backend.Expired(ctx, before, dst)
+	out = append(out, b.extra...)
+	b.last = append(b.last[:0], out...)
+	return out, err
+}
+
+// Reap rescues a lapsed claim once: a claim waiting in its batch that one
+// Reap gave up is gone from the batch, and a second Reap that reads the
+// same report of lapsed leases rescues (and reports) nothing more. The
+// running claim beats, so that only the waiting one lapses.
+func TestAWaitingClaimIsRescuedOnce(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s := must.New(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
+		in := s.Inspector()
+		in.EnableRescue()
+		be := &replayBackend{Backend: sched.NewMemory[int, int]()}
+		done := make(chan struct{})
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+			Lease: time.Second, BatchSize: 2, Backend: be,
+			Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+				if j.Payload != 1 || j.Reruns > 0 {
+					return nil
+				}
+				for { // a long run that keeps its lease
+					select {
+					case <-done:
+						return nil
+					case <-time.After(100 * time.Millisecond):
+						if err := j.Heartbeat(ctx); err != nil {
+							return err
+						}
+					}
+				}
+			},
+		})
+		must.Add(t, q, 1)
+		waiting := must.Add(t, q, 2)
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			close(done)
+			if err := s.Stop(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+		time.Sleep(time.Minute) // the waiting claim's lease lapsed long ago
+		rs, err := in.Reap(ctx, time.Now(), 0)
+		if err != nil || len(rs) != 1 || rs[0].ID != waiting || rs[0].Running {
+			t.Fatalf("first Reap = %+v, %v; want the waiting claim %d rescued", rs, err, waiting)
+		}
+		be.mu.Lock()
+		be.replay = true
+		be.mu.Unlock()
+		if rs, err := in.Reap(ctx, time.Now(), 0); err != nil || len(rs) != 0 {
+			t.Errorf("second Reap of the same report = %+v, %v; want nothing rescued again", rs, err)
+		}
+		if c := must.Counts(t, q); c.Pending+c.Awaiting+c.Running+c.Succeeded != 2 {
+			t.Errorf("counts %+v: want the two entries, each once", c)
+		}
+	})
+}
+
+// A lapsed claim that no batch of this process holds is settled through
+// the backend, which fences it; one whose entry is gone meanwhile (deleted
+// by another process) is no error of Reap's and no rescue.
+func TestReapOfAClaimWhoseEntryIsGoneIsNoError(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s := must.New(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
+		in := s.Inspector()
+		in.EnableRescue()
+		be := &replayBackend{Backend: sched.NewMemory[int, int](), extra: []sched.Claim[int, int]{{ID: 1 << 40, Gen: 1}}}
+		must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: be, Handler: nop[int, int]})
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := s.Stop(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+		if rs, err := in.Reap(ctx, time.Now().Add(time.Hour), 0); err != nil || len(rs) != 0 {
+			t.Errorf("Reap = %+v, %v; want no error and nothing rescued", rs, err)
+		}
+	})
+}
