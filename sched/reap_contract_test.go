@@ -187,3 +187,46 @@ func TestAHeartbeatToExactlyTheCutoffKeepsTheRun(t *testing.T) {
 		}
 	})
 }
+
+// Reap reports every run it rescues, whichever of the live batches holds
+// it: two hung runs in two batches are both rescued and both reported as
+// running.
+func TestReapReportsARescueInEveryBatch(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s := must.New(t, sched.Config{Workers: 2, Loops: 1, Logger: quiet})
+		in := s.Inspector()
+		in.EnableRescue()
+		release := make(chan struct{})
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+			Lease: time.Second, BatchSize: 1,
+			Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+				if j.Reruns > 0 {
+					return nil
+				}
+				<-release // hangs, ignoring its context
+				return nil
+			},
+		})
+		a, b := must.Add(t, q, 1), must.Add(t, q, 2)
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			close(release)
+			if err := s.Stop(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+		synctest.Wait() // both run, each in a batch of its own
+		rs, err := in.Reap(ctx, time.Now().Add(time.Hour), 0)
+		got := map[sched.ID]bool{}
+		for _, r := range rs {
+			got[r.ID] = r.Running
+		}
+		if err != nil || len(rs) != 2 || !got[a] || !got[b] {
+			t.Errorf("Reap = %+v, %v; want both running claims, %d and %d, rescued", rs, err, a, b)
+		}
+	})
+}
