@@ -138,54 +138,66 @@ func (b *beatingBackend) Expired(ctx context.Context, before time.Time, dst []sc
 	return out, err
 }
 
-// A lease ends when it lapses: a heartbeat that renews it to exactly the
-// reaper's cutoff, after Expired reported it lapsed but before the reaper
-// acts, keeps the run (Reap rescues claims whose leases ended before
-// now − grace).
-func TestAHeartbeatToExactlyTheCutoffKeepsTheRun(t *testing.T) {
+// A lease ends when it lapses: a heartbeat that renews it, after Expired
+// reported it lapsed but before the reaper acts, keeps the run if the new
+// lease does not end before the cutoff, now − grace (Reap rescues claims
+// whose leases ended before it): renewed to exactly the cutoff, or, with a
+// grace, to after the cutoff though before now.
+func TestAHeartbeatToTheCutoffKeepsTheRun(t *testing.T) {
 	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		s := must.New(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-		in := s.Inspector()
-		in.EnableRescue()
-		be := &beatingBackend{Backend: sched.NewMemory[int, int](), release: make(chan struct{})}
-		done := make(chan struct{})
-		beat := make(chan error, 1)
-		const lease = time.Second
-		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
-			Lease: lease, Backend: be,
-			Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
-				if j.Reruns > 0 {
-					return nil // a run after a rescue: not the one under test
+	const lease = time.Second
+	for _, c := range []struct {
+		name  string
+		after time.Duration // Reap's now, after the heartbeat's instant
+		grace time.Duration
+	}{
+		{"exactly the cutoff", lease, 0},
+		{"between the cutoff and now", lease + 10*time.Second - lease/2, 10 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				s := must.New(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
+				in := s.Inspector()
+				in.EnableRescue()
+				be := &beatingBackend{Backend: sched.NewMemory[int, int](), release: make(chan struct{})}
+				done := make(chan struct{})
+				beat := make(chan error, 1)
+				q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+					Lease: lease, Backend: be,
+					Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
+						if j.Reruns > 0 {
+							return nil // a run after a rescue: not the one under test
+						}
+						<-be.release
+						beat <- j.Heartbeat(ctx) // renews to now + lease
+						<-done
+						return nil
+					},
+				})
+				must.Add(t, q, 1)
+				if err := s.Start(ctx); err != nil {
+					t.Fatal(err)
 				}
-				<-be.release
-				beat <- j.Heartbeat(ctx) // renews to now + lease
-				<-done
-				return nil
-			},
+				defer func() {
+					close(done)
+					if err := s.Stop(ctx); err != nil {
+						t.Error(err)
+					}
+				}()
+				time.Sleep(time.Minute) // the lease from the run's start lapsed long ago
+				synctest.Wait()
+				be.armed = true
+				rs, err := in.Reap(ctx, time.Now().Add(c.after), c.grace)
+				if err := <-beat; err != nil {
+					t.Fatalf("Heartbeat = %v, want nil", err)
+				}
+				if err != nil || len(rs) != 0 {
+					t.Errorf("Reap = %+v, %v; want nothing rescued: the heartbeat renewed the lease to no earlier than the cutoff", rs, err)
+				}
+			})
 		})
-		must.Add(t, q, 1)
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			close(done)
-			if err := s.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-		}()
-		time.Sleep(time.Minute) // the lease from the run's start lapsed long ago
-		synctest.Wait()
-		be.armed = true
-		rs, err := in.Reap(ctx, time.Now().Add(lease), 0) // the cutoff: exactly where the heartbeat renews to
-		if err := <-beat; err != nil {
-			t.Fatalf("Heartbeat = %v, want nil", err)
-		}
-		if err != nil || len(rs) != 0 {
-			t.Errorf("Reap = %+v, %v; want nothing rescued: the heartbeat renewed the lease to the cutoff", rs, err)
-		}
-	})
+	}
 }
 
 // Reap reports every run it rescues, whichever of the live batches holds
