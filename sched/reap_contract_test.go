@@ -35,6 +35,33 @@ func (b *replayBackend) Expired(ctx context.Context, before time.Time, dst []sch
 	return out, err
 }
 
+// rescuing returns a scheduler of workers workers and one loop, not yet
+// started, and its Inspector, with rescues on.
+func rescuing(t *testing.T, workers int) (*sched.Scheduler, *sched.Inspector) {
+	t.Helper()
+	s := must.New(t, sched.Config{Workers: workers, Loops: 1, Logger: quiet})
+	in := s.Inspector()
+	in.EnableRescue()
+	return s, in
+}
+
+// start starts s; at the end of the test, release (if not nil) lets the
+// handlers return, and s stops.
+func start(t *testing.T, s *sched.Scheduler, release func()) {
+	t.Helper()
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if release != nil {
+			release()
+		}
+		if err := s.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
 // Reap rescues a lapsed claim once: a claim waiting in its batch that one
 // Reap gave up is gone from the batch, and a second Reap that reads the
 // same report of lapsed leases rescues (and reports) nothing more. The
@@ -43,9 +70,7 @@ func TestAWaitingClaimIsRescuedOnce(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s := must.New(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-		in := s.Inspector()
-		in.EnableRescue()
+		s, in := rescuing(t, 1)
 		be := &replayBackend{Backend: sched.NewMemory[int, int]()}
 		done := make(chan struct{})
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
@@ -68,15 +93,7 @@ func TestAWaitingClaimIsRescuedOnce(t *testing.T) {
 		})
 		must.Add(t, q, 1)
 		waiting := must.Add(t, q, 2)
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			close(done)
-			if err := s.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-		}()
+		start(t, s, func() { close(done) })
 		time.Sleep(time.Minute) // the waiting claim's lease lapsed long ago
 		rs, err := in.Reap(ctx, time.Now(), 0)
 		if err != nil || len(rs) != 1 || rs[0].ID != waiting || rs[0].Running {
@@ -101,19 +118,10 @@ func TestReapOfAClaimWhoseEntryIsGoneIsNoError(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s := must.New(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-		in := s.Inspector()
-		in.EnableRescue()
+		s, in := rescuing(t, 1)
 		be := &replayBackend{Backend: sched.NewMemory[int, int](), extra: []sched.Claim[int, int]{{ID: 1 << 40, Gen: 1}}}
 		must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: be, Handler: nop[int, int]})
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			if err := s.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-		}()
+		start(t, s, nil)
 		if rs, err := in.Reap(ctx, time.Now().Add(time.Hour), 0); err != nil || len(rs) != 0 {
 			t.Errorf("Reap = %+v, %v; want no error and nothing rescued", rs, err)
 		}
@@ -157,9 +165,7 @@ func TestAHeartbeatToTheCutoffKeepsTheRun(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx := context.Background()
-				s := must.New(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-				in := s.Inspector()
-				in.EnableRescue()
+				s, in := rescuing(t, 1)
 				be := &beatingBackend{Backend: sched.NewMemory[int, int](), release: make(chan struct{})}
 				done := make(chan struct{})
 				beat := make(chan error, 1)
@@ -176,15 +182,7 @@ func TestAHeartbeatToTheCutoffKeepsTheRun(t *testing.T) {
 					},
 				})
 				must.Add(t, q, 1)
-				if err := s.Start(ctx); err != nil {
-					t.Fatal(err)
-				}
-				defer func() {
-					close(done)
-					if err := s.Stop(ctx); err != nil {
-						t.Error(err)
-					}
-				}()
+				start(t, s, func() { close(done) })
 				time.Sleep(time.Minute) // the lease from the run's start lapsed long ago
 				synctest.Wait()
 				be.armed = true
@@ -207,9 +205,7 @@ func TestReapReportsARescueInEveryBatch(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s := must.New(t, sched.Config{Workers: 2, Loops: 1, Logger: quiet})
-		in := s.Inspector()
-		in.EnableRescue()
+		s, in := rescuing(t, 2)
 		release := make(chan struct{})
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
 			Lease: time.Second, BatchSize: 1,
@@ -222,15 +218,7 @@ func TestReapReportsARescueInEveryBatch(t *testing.T) {
 			},
 		})
 		a, b := must.Add(t, q, 1), must.Add(t, q, 2)
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			close(release)
-			if err := s.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-		}()
+		start(t, s, func() { close(release) })
 		synctest.Wait() // both run, each in a batch of its own
 		rs, err := in.Reap(ctx, time.Now().Add(time.Hour), 0)
 		got := map[sched.ID]bool{}
