@@ -671,17 +671,15 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 		o := Outcome{Kind: OutcomeRerun, Finished: now, Rescued: rescue}
 		switch {
 		case rescue && c.Rescues >= q.maxRescues:
-			poisoned = true
-			o.Kind = OutcomePoisoned
-			o.Err = &RunError{Attempt: c.Attempts + 1, At: now, Type: "rescue",
-				Message: fmt.Sprintf("poisoned: its lease lapsed %d times", c.Rescues+1)}
+			o.Err = lapsedTooOften(c, now)
 		case !rescue && c.Reruns >= q.maxRerun:
 			// A shutdown, as a handler's return of the cancelled
 			// context's error is (see classify): past MaxReruns, poisoned.
-			poisoned = true
-			o.Kind = OutcomePoisoned
 			o.Err = &RunError{Attempt: c.Attempts + 1, At: now, Type: "shutdown",
 				Message: fmt.Sprintf("poisoned after %d reruns: its run was abandoned at StopAndCancel", c.Reruns)}
+		}
+		if o.Err != nil {
+			poisoned, o.Kind = true, OutcomePoisoned
 		}
 		took = now.Sub(b.started)
 		b.used += max(took, minRunCost)

@@ -111,9 +111,7 @@ func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time, lives []l
 			// ended since Expired looked. The backend fences it.
 			o := Outcome{Kind: OutcomeRerun, Finished: now, Rescued: true}
 			if c.Rescues >= q.maxRescues {
-				o.Kind, r.Poisoned = OutcomePoisoned, true
-				o.Err = &RunError{Attempt: c.Attempts + 1, At: now, Type: "rescue",
-					Message: fmt.Sprintf("poisoned: its lease lapsed %d times", c.Rescues+1)}
+				o.Kind, o.Err, r.Poisoned = OutcomePoisoned, lapsedTooOften(c, now), true
 			}
 			if err := q.backend.Settle(ctx, c, o); err != nil {
 				if errchain.Is(err, ErrStale) || errchain.Is(err, ErrNotFound) {
@@ -128,4 +126,11 @@ func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time, lives []l
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// lapsedTooOften is the error of claim c, poisoned as it is rescued at now:
+// its lease lapsed once more than the queue's MaxRescues allows.
+func lapsedTooOften[T any, K comparable](c *Claim[T, K], now time.Time) *RunError {
+	return &RunError{Attempt: c.Attempts + 1, At: now, Type: "rescue",
+		Message: fmt.Sprintf("poisoned: its lease lapsed %d times", c.Rescues+1)}
 }
