@@ -53,7 +53,7 @@ func TestRunAbandonedAtStopAndCancelCountsNoRescue(t *testing.T) {
 func TestRescueIsNotBoundedByMaxReruns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
+		s, in := rescuing(t, 1)
 		release := make(chan struct{})
 		var runs atomic.Int32
 		q := must.Queue(t, s, "q", sched.QueueConfig[string, string]{
@@ -71,17 +71,7 @@ func TestRescueIsNotBoundedByMaxReruns(t *testing.T) {
 			},
 		})
 		id := must.Add(t, q, "a")
-		in := s.Inspector()
-		in.EnableRescue()
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			close(release)
-			if err := s.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-		}()
+		start(t, s, func() { close(release) })
 		synctest.Wait() // the first run reran; the second hangs
 		rs, err := in.Reap(ctx, time.Now().Add(time.Hour), 0)
 		if err != nil {
@@ -108,7 +98,7 @@ func TestRescueIsNotBoundedByMaxReruns(t *testing.T) {
 func TestRescuedRunLeavesRoomUnderMaxConcurrency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s := must.New(t, sched.Config{Workers: 2, Logger: quiet})
+		s, in := rescuing(t, 2)
 		release := make(chan struct{})
 		var runs atomic.Int32
 		q := must.Queue(t, s, "q", sched.QueueConfig[string, string]{
@@ -122,17 +112,7 @@ func TestRescuedRunLeavesRoomUnderMaxConcurrency(t *testing.T) {
 			},
 		})
 		must.Add(t, q, "a")
-		in := s.Inspector()
-		in.EnableRescue()
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			close(release)
-			if err := s.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-		}()
+		start(t, s, func() { close(release) })
 		synctest.Wait()
 		if rs, err := in.Reap(ctx, time.Now().Add(time.Hour), 0); err != nil || len(rs) != 1 || !rs[0].Running {
 			t.Fatalf("Reap = %+v, %v; want the running claim rescued", rs, err)

@@ -42,3 +42,30 @@ func (f onRecord) Handle(_ context.Context, r slog.Record) error {
 }
 func (f onRecord) WithAttrs([]slog.Attr) slog.Handler { return f }
 func (f onRecord) WithGroup(string) slog.Handler      { return f }
+
+// rescuing returns a scheduler of workers workers and one loop, not yet
+// started, and its Inspector, with rescues on.
+func rescuing(t *testing.T, workers int) (*sched.Scheduler, *sched.Inspector) {
+	t.Helper()
+	s := must.New(t, sched.Config{Workers: workers, Loops: 1, Logger: quiet})
+	in := s.Inspector()
+	in.EnableRescue()
+	return s, in
+}
+
+// start starts s; at the end of the test, release (if not nil) lets the
+// handlers return, and s stops.
+func start(t *testing.T, s *sched.Scheduler, release func()) {
+	t.Helper()
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if release != nil {
+			release()
+		}
+		if err := s.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+}

@@ -35,33 +35,6 @@ func (b *replayBackend) Expired(ctx context.Context, before time.Time, dst []sch
 	return out, err
 }
 
-// rescuing returns a scheduler of workers workers and one loop, not yet
-// started, and its Inspector, with rescues on.
-func rescuing(t *testing.T, workers int) (*sched.Scheduler, *sched.Inspector) {
-	t.Helper()
-	s := must.New(t, sched.Config{Workers: workers, Loops: 1, Logger: quiet})
-	in := s.Inspector()
-	in.EnableRescue()
-	return s, in
-}
-
-// start starts s; at the end of the test, release (if not nil) lets the
-// handlers return, and s stops.
-func start(t *testing.T, s *sched.Scheduler, release func()) {
-	t.Helper()
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if release != nil {
-			release()
-		}
-		if err := s.Stop(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-}
-
 // Reap rescues a lapsed claim once: a claim waiting in its batch that one
 // Reap gave up is gone from the batch, and a second Reap that reads the
 // same report of lapsed leases rescues (and reports) nothing more. The
