@@ -158,10 +158,7 @@ func TestClaimWithPriorityBounds(t *testing.T) {
 		must.Add(t, q, 1, sched.WithPriority(sched.MinPriority))
 		must.Add(t, q, 2)
 		must.Add(t, q, 3, sched.WithPriority(sched.MaxPriority))
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer s.Stop(ctx)
+		start(t, s, nil)
 		synctest.Wait()
 		if got := log.got(); !slices.Equal(got, []int{3, 2, 1}) {
 			t.Errorf("runs %v, want [3 2 1]: highest priority first", got)
@@ -174,7 +171,6 @@ func TestClaimWithPriorityBounds(t *testing.T) {
 // place among the entries added without a delay.
 func TestClaimPastAtAndNonPositiveAfterArePendingAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
 		s := must.New(t, sched.Config{Workers: 1, Loops: 1})
 		var log orderLog
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: log.handler, BatchSize: 1})
@@ -187,10 +183,7 @@ func TestClaimPastAtAndNonPositiveAfterArePendingAtOnce(t *testing.T) {
 		if c := must.Counts(t, q); c.Pending != 6 || c.Delayed != 0 {
 			t.Fatalf("counts %+v, want 6 pending", c)
 		}
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer s.Stop(ctx)
+		start(t, s, nil)
 		synctest.Wait()
 		if got := log.got(); !slices.Equal(got, []int{1, 2, 3, 4, 5, 6}) {
 			t.Errorf("runs %v, want the order of the adds", got)
@@ -219,10 +212,7 @@ func TestClaimEnableGoesToTheTailOfItsPriority(t *testing.T) {
 		if err := q.Enable(ctx, a); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer s.Stop(ctx)
+		start(t, s, nil)
 		synctest.Wait()
 		if got := log.got(); !slices.Equal(got, []int{3, 2, 4, 1}) {
 			t.Errorf("runs %v, want [3 2 4 1]: the enabled entry at the tail of its priority", got)
