@@ -92,6 +92,11 @@ func (j *job) wake(now time.Time) time.Time {
 // drop drops the missed runs waiting and the retry.
 func (j *job) drop() {
 	j.catchup = j.catchup[:0]
+	j.dropRetry()
+}
+
+// dropRetry drops the retry waiting, if any.
+func (j *job) dropRetry() {
 	j.retryOf, j.retryAt, j.attempt = time.Time{}, time.Time{}, 0
 }
 

@@ -279,7 +279,7 @@ func (e *Engine) markPaused(name string, paused bool) (*job, time.Time, error) {
 	if paused {
 		// A waiting retry is dropped (see WithRetry); missed runs that
 		// wait are dropped by Resume.
-		j.retryOf, j.retryAt, j.attempt = time.Time{}, time.Time{}, 0
+		j.dropRetry()
 	} else {
 		j.drop()
 		j.next = j.nextAfter(now)

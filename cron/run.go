@@ -75,7 +75,7 @@ func (e *Engine) begin(name string) (run, time.Time) {
 		// due before it, but the run is late: no worker was free, or the
 		// engine paused): the later time wins (see WithRetry), as when
 		// the retry is planned.
-		j.retryOf, j.retryAt, j.attempt = time.Time{}, time.Time{}, 0
+		j.dropRetry()
 	}
 	switch {
 	case !j.retryAt.IsZero():
@@ -83,7 +83,7 @@ func (e *Engine) begin(name string) (run, time.Time) {
 			return run{}, j.retryAt
 		}
 		r.at, r.attempt = j.retryOf, j.attempt+1
-		j.retryOf, j.retryAt, j.attempt = time.Time{}, time.Time{}, 0
+		j.dropRetry()
 	default:
 		j.advance(now, true)
 		switch {
