@@ -43,7 +43,9 @@ import (
 //     Start, Settle, Renew and Progress under the run's context, which
 //     StopAndCancel cancels, and settles the runs it ends that way: those
 //     four must not refuse a done context (Memory, which never waits,
-//     refuses only a nil one there).
+//     refuses only a nil one there). A worker's Start or Settle that
+//     waits holds up its own batch only: the reaper leaves that batch for
+//     a later sweep (see Inspector.Reap).
 type Backend[T any, K comparable] interface {
 	// Open binds the backend to its queue. NewQueue calls it once, before
 	// any other method.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -35,13 +36,16 @@ type live interface {
 	// rerun or poisoned, the rest put back), unless its lease was renewed
 	// meanwhile (a heartbeat) to before or later. It reports whether the
 	// batch held the claim, whether it gave it up, whether it was
-	// abandoned, and whether the entry was poisoned.
-	rescue(q *queueBase, id ID, gen uint64, before time.Time) (held, rescued, abandoned, poisoned bool)
+	// abandoned, and whether the entry was poisoned; or busy, having
+	// looked at nothing, if the batch's lock stayed held (see
+	// lockBriefly).
+	rescue(q *queueBase, id ID, gen uint64, before time.Time) rescueResult
 	// abandon gives up an unfinished batch at Stop: the running claim is a
 	// rerun, the rest put back. It reports whether it abandoned it.
 	abandon() bool
 	// renew extends the leases of the claims of an auto-renewed queue
-	// still held to now + the queue's lease.
+	// still held to now + the queue's lease; a batch whose lock stays held
+	// (see lockBriefly) is left for the next sweep.
 	renew(now time.Time)
 	setLiveAt(int)
 	liveIndex() int
@@ -580,15 +584,45 @@ func (b *batch[T, K]) begin(sc *scope.Scope, claims []Claim[T, K], permit govern
 	}
 }
 
-// rescue implements live.
-func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64, before time.Time) (held, rescued, abandoned, poisoned bool) {
-	if q != &b.q.queueBase {
-		return false, false, false, false
+// rescueResult is what batch.rescue did; see live.rescue.
+type rescueResult struct {
+	held, rescued, abandoned, poisoned, busy bool
+}
+
+// lockTries is how many times lockBriefly tries the batch's lock, yielding
+// between tries, before it takes the lock's holder for one in a backend
+// call.
+const lockTries = 100
+
+// lockBriefly takes b.mu for the reaper, or reports false if the lock
+// stayed held through lockTries tries. The worker holds it across the
+// backend's Start and Settle, and those may wait (a durable backend's I/O,
+// bounded only by the run's context, which nothing cancels until a
+// rescue): a reaper that waited for one batch's slow call would hold up
+// the rescues and renewals of every queue. Every other hold of the lock is
+// short, so a lock that stays held is one in a call, and its batch is left
+// for the next sweep; one taken for it wrongly only delays its rescue.
+func (b *batch[T, K]) lockBriefly() bool {
+	for range lockTries {
+		if b.mu.TryLock() {
+			return true
+		}
+		runtime.Gosched()
 	}
-	b.mu.Lock()
+	return false
+}
+
+// rescue implements live.
+func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64, before time.Time) rescueResult {
+	if q != &b.q.queueBase {
+		return rescueResult{}
+	}
+	if !b.lockBriefly() {
+		return rescueResult{busy: true}
+	}
 	defer b.mu.Unlock()
 	if b.abandoned || b.finished {
-		return false, false, false, false
+		return rescueResult{}
 	}
 	for i := range b.claims {
 		c := &b.claims[i]
@@ -599,15 +633,15 @@ func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64, before time.Time) 
 			if !b.leaseUntil.IsZero() && !b.leaseUntil.Before(before) {
 				// Renewed (a heartbeat) since the reaper read the
 				// lease: a heartbeat before a rescue renews it.
-				return true, false, false, false
+				return rescueResult{held: true}
 			}
-			return true, true, true, b.abandonLocked(true)
+			return rescueResult{held: true, rescued: true, abandoned: true, poisoned: b.abandonLocked(true)}
 		}
 		b.gone[i] = true
 		b.settleElsewhere(c, &Outcome{Kind: OutcomeRerun, Finished: b.q.s.clock.Now()})
-		return true, true, false, false
+		return rescueResult{held: true, rescued: true}
 	}
-	return false, false, false, false
+	return rescueResult{}
 }
 
 // beat renews the lease of the run of claim (id, gen) to until, and records
@@ -703,7 +737,9 @@ func (b *batch[T, K]) renew(now time.Time) {
 	if !q.autoRenew || q.lease <= 0 {
 		return
 	}
-	b.mu.Lock()
+	if !b.lockBriefly() {
+		return
+	}
 	defer b.mu.Unlock()
 	if b.abandoned || b.finished {
 		return

@@ -44,7 +44,11 @@ func (i *Inspector) EnableRescue() {
 // while the old handler hangs; one waiting in a batch goes back to pending.
 // A claim held by no batch of this process (a shared backend's, of another
 // process) is rescued in the backend alone. Every rescue is fenced by the
-// run's generation: a late result of the old run is ignored. Reap returns
+// run's generation: a late result of the old run is ignored. Reap does
+// not wait for a worker's call of the backend (a Start or Settle, which may
+// wait on I/O): a batch whose lock stays held through such a call is left
+// for the next sweep, its claims neither renewed nor rescued meanwhile, and
+// a lapsed claim it may hold is not settled behind its back. Reap returns
 // what it rescued. It is what a reaper (package recovery) calls once per
 // interval.
 func (i *Inspector) Reap(ctx context.Context, now time.Time, grace time.Duration) ([]Rescue, error) {
@@ -97,16 +101,24 @@ func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time, lives []l
 	for i := range claims {
 		c := &claims[i]
 		r := Rescue{Queue: q.name, ID: c.ID, Gen: c.Gen}
-		held, rescued := false, false
+		var res rescueResult
+		busy := false
 		for _, b := range lives {
-			if held, rescued, r.Running, r.Poisoned = b.rescue(&q.queueBase, c.ID, c.Gen, before); held {
+			if res = b.rescue(&q.queueBase, c.ID, c.Gen, before); res.held {
 				break
 			}
+			busy = busy || res.busy
 		}
-		if held && !rescued {
+		r.Running, r.Poisoned = res.abandoned, res.poisoned
+		switch {
+		case res.held && !res.rescued:
 			continue // its lease was renewed since Expired read it
+		case !res.held && busy:
+			// A batch in a backend call may hold it: left for the next
+			// sweep, not settled behind the batch's back.
+			continue
 		}
-		if !held {
+		if !res.held {
 			// Not in this process's hands: another process's, or its batch
 			// ended since Expired looked. The backend fences it.
 			o := Outcome{Kind: OutcomeRerun, Finished: now, Rescued: true}
