@@ -191,6 +191,33 @@ func TestQueues(t *testing.T) {
 	})
 }
 
+// A queue's summary carries Ended, the runs that ended since the scheduler
+// was made, by any outcome and outside the one-minute window too, under
+// "ended" in both GET /queues and GET /queues/{queue}.
+func TestQueuesEnded(t *testing.T) {
+	run(t, func(t *testing.T, f *fixture) {
+		want := map[string]float64{"fails": 3, "ints": 0, "names": 0, "odd": 0, "orders": 0}
+		var all struct {
+			Queues []map[string]any `json:"queues"`
+		}
+		call(t, f.ro, "GET", "/queues", http.StatusOK, &all)
+		if len(all.Queues) != len(want) {
+			t.Fatalf("%d queues, want %d", len(all.Queues), len(want))
+		}
+		for _, q := range all.Queues {
+			name, _ := q["name"].(string)
+			if n, ok := q["ended"].(float64); !ok || n != want[name] {
+				t.Errorf("GET /queues: %s ended %v (%T), want %v", name, q["ended"], q["ended"], want[name])
+			}
+		}
+		var one schedhttp.QueueSummary
+		call(t, f.ro, "GET", "/queues/fails", http.StatusOK, &one)
+		if one.Ended != 3 {
+			t.Errorf("GET /queues/fails: ended %d, want 3", one.Ended)
+		}
+	})
+}
+
 func TestGet(t *testing.T) {
 	run(t, func(t *testing.T, f *fixture) {
 		e := entry(t, f.ro, "orders", 1)

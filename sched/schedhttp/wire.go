@@ -76,6 +76,10 @@ type RunError struct {
 // failed, the throughput in runs a second and the share of runs that
 // failed. OldestPendingSeconds is the age of its oldest pending entry (0:
 // none), counted from its add (see sched.QueueSummary's OldestPending).
+// Ended counts the runs that ended, by any outcome, since the scheduler
+// was made, not over the last minute alone: one that stands still while
+// entries wait says that no run frees a slot (see sched.QueueSummary's
+// Ended).
 type QueueSummary struct {
 	Name                 string  `json:"name"`
 	Priority             int     `json:"priority"`
@@ -86,6 +90,7 @@ type QueueSummary struct {
 	OldestPendingSeconds float64 `json:"oldestPendingSeconds"`
 	Succeeded            int     `json:"succeeded"`
 	Failed               int     `json:"failed"`
+	Ended                uint64  `json:"ended"`
 	Throughput           float64 `json:"throughput"`
 	FailureRate          float64 `json:"failureRate"`
 }
@@ -151,7 +156,7 @@ func newQueueSummary(q *sched.QueueSummary) QueueSummary {
 			c.Poisoned, c.Disabled, c.Added, c.Expired, c.Deleted,
 		},
 		OldestPendingSeconds: finite(q.OldestPending.Seconds()),
-		Succeeded:            q.Succeeded, Failed: q.Failed,
+		Succeeded:            q.Succeeded, Failed: q.Failed, Ended: q.Ended,
 		Throughput: finite(q.Throughput), FailureRate: finite(q.FailureRate),
 	}
 }
