@@ -101,7 +101,9 @@
 //	     repeated single parameter, a limit out of range, a filter too
 //	     large, a body where none is taken, malformed JSON
 //	403  writes disabled, or a cross-origin browser request for a write
-//	404  an unknown queue or entry, or an unknown route
+//	404  an unknown queue or entry, or an unknown route, which a path
+//	     that is not clean (with an empty, "." or ".." segment) is: it
+//	     is not redirected to the clean path
 //	405  a method the route does not take (with Allow)
 //	409  the entry is in the wrong state (retrying a running entry,
 //	     deleting a running one, disabling a final one)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 
@@ -175,13 +176,38 @@ func (h *Handler) guard(rt route) http.Handler {
 }
 
 // ServeHTTP serves the request. A body declared larger than Options.MaxBody
-// is refused with 413 before anything is read.
+// is refused with 413 before anything is read. A path that is not clean
+// (the empty path, or one with an empty, "." or ".." segment) is no route:
+// it is answered 404, not redirected.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > h.maxBody {
 		h.fail(w, r, &badRequest{http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes is larger than %d", r.ContentLength, h.maxBody)})
 		return
 	}
+	// http.ServeMux would answer it with a 307 to the clean path, which a
+	// client following redirects repeats with its method and body, and
+	// which, behind http.StripPrefix, leads out of the API.
+	if p := r.URL.EscapedPath(); cleanPath(p) != p {
+		h.answer(w, r, http.StatusNotFound, errorBody{Error: fmt.Sprintf("no route %s %s: a path with an empty, \".\" or \"..\" segment is not served", r.Method, r.URL.Path)})
+		return
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// cleanPath returns p as http.ServeMux cleans it before routing: rooted,
+// without empty, "." or ".." segments, keeping a trailing slash.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if strings.HasSuffix(p, "/") && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // errorBody is the answer to a request that failed, with how many entries a

@@ -203,3 +203,51 @@ func TestRequestsRacingStop(t *testing.T) {
 		wg.Wait()
 	})
 }
+
+// A path with an empty, "." or ".." segment, or the empty path, is no
+// route: it is answered 404 in JSON and not redirected. http.ServeMux used
+// to answer it with a 307 to the clean path, which a client following
+// redirects repeats with its method and body; and behind
+// http.StripPrefix the redirect lost the prefix, sending a POST /delete or
+// a DELETE out of the API to whatever the application serves there.
+func TestUncleanPaths(t *testing.T) {
+	run(t, func(t *testing.T, f *fixture) {
+		h := http.StripPrefix("/jobs", f.rw)
+		for _, c := range []struct{ method, target string }{
+			{"POST", "/jobs/x/../delete?queue=names"},
+			{"POST", "/jobs/./retry?queue=fails"},
+			{"POST", "/jobs//delete?queue=names"},
+			{"POST", "/jobs/delete/?queue=names"},
+			{"DELETE", "/jobs/entries/names/1/../2"},
+			{"DELETE", "/jobs/entries//names/2"},
+			{"POST", "/jobs/entries/fails/1/./retry"},
+			{"POST", "/jobs/entries/names/2/disable/."},
+			{"POST", "/jobs/queues/ints/../names/resume"},
+			{"GET", "/jobs/./queues"},
+			{"GET", "/jobs/queues/.."},
+			{"GET", "/jobs/entries/../count"},
+			{"GET", "/jobs"},
+		} {
+			w := serve(h, c.method, c.target, nil)
+			if loc := w.Header().Get("Location"); loc != "" {
+				t.Errorf("%s %s: Location %q", c.method, c.target, loc)
+			}
+			msg := errorOf(t, replay(w), c.method, c.target, nil, http.StatusNotFound)
+			if !strings.Contains(msg, "no route") {
+				t.Errorf("%s %s: error %q", c.method, c.target, msg)
+			}
+		}
+		// Nothing was written.
+		if n := count(t, f.ro, ""); n != 50 {
+			t.Errorf("%d entries, want 50", n)
+		}
+		if e := entry(t, f.ro, "names", 2); e.Disabled {
+			t.Errorf("names/2 disabled")
+		}
+		// Escaped dots are not segments: "%2E" is a queue's name.
+		errorOf(t, h, "GET", "/jobs/queues/%2E", nil, http.StatusNotFound)
+		if msg := errorOf(t, h, "GET", "/jobs/queues/%2E%2E", nil, http.StatusNotFound); !strings.Contains(msg, "unknown queue") {
+			t.Errorf("GET /queues/%%2E%%2E: %q, want an unknown queue", msg)
+		}
+	})
+}
