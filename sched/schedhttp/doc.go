@@ -112,7 +112,8 @@
 //	503  the request was cancelled, or the scheduler refused a call as
 //	     stopped (sched.ErrStopped; its Inspector, which the routes
 //	     use, still reads and writes entries after Stop)
-//	500  anything else
+//	500  a Handler not made by New (the zero Handler, or a nil
+//	     *Handler), and anything else
 //
 // A write by filter that fails part way says how far it got:
 // {"error":"…","deleted":n} or {"error":"…","retried":n}.

@@ -60,7 +60,9 @@ const (
 
 // Handler serves a scheduler's Inspector as JSON over HTTP; the package
 // documentation lists its routes. It is made by New and safe for
-// concurrent use; it holds no state of its own between requests.
+// concurrent use; it holds no state of its own between requests. A
+// Handler not made by New (the zero Handler, or a nil *Handler) answers
+// every request 500 with an error saying so.
 type Handler struct {
 	insp    *sched.Inspector
 	opts    Options
@@ -70,7 +72,9 @@ type Handler struct {
 }
 
 // New returns a Handler serving insp. It returns an error wrapping
-// sched.ErrInvalid for a nil insp or an out-of-range option.
+// sched.ErrInvalid for a nil insp, one not made by Scheduler.Inspector
+// (the zero Inspector, or that of a Scheduler not made by sched.New),
+// whose every call would fail, or an out-of-range option.
 func New(insp *sched.Inspector, opts Options) (*Handler, error) {
 	switch {
 	case insp == nil:
@@ -79,6 +83,9 @@ func New(insp *sched.Inspector, opts Options) (*Handler, error) {
 		return nil, fmt.Errorf("%w: schedhttp: MaxPage %d not in [0, %d]", sched.ErrInvalid, opts.MaxPage, MaxMaxPage)
 	case opts.MaxBody < 0:
 		return nil, fmt.Errorf("%w: schedhttp: MaxBody %d < 0", sched.ErrInvalid, opts.MaxBody)
+	}
+	if err := notMade(insp); err != nil {
+		return nil, fmt.Errorf("schedhttp: an Inspector not made by Scheduler.Inspector: %w", err)
 	}
 	if opts.MaxPage == 0 {
 		opts.MaxPage = DefaultMaxPage
@@ -96,6 +103,22 @@ func New(insp *sched.Inspector, opts Options) (*Handler, error) {
 	h.routes()
 	return h, nil
 }
+
+// notMade returns the error, wrapping sched.ErrInvalid, of an Inspector
+// not made by Scheduler.Inspector, or nil. Such an Inspector fails every
+// call with it before it looks at its arguments; one that was made
+// answers a summary of the queue named "" with sched.ErrUnknownQueue (a
+// name has 1 to 200 bytes), from its map of queues, reading no entry.
+func notMade(insp *sched.Inspector) error {
+	_, err := insp.Summary(context.Background(), "")
+	if errors.Is(err, sched.ErrInvalid) {
+		return err
+	}
+	return nil
+}
+
+// errHandlerNotMade is the answer of a Handler not made by New.
+var errHandlerNotMade = errors.New("schedhttp: a Handler not made by New (the zero Handler, or a nil *Handler)")
 
 // route is one method and path the handler serves.
 type route struct {
@@ -180,6 +203,15 @@ func (h *Handler) guard(rt route) http.Handler {
 // (the empty path, or one with an empty, "." or ".." segment) is no route:
 // it is answered 404, not redirected.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h == nil || h.mux == nil {
+		// It has no Logger, no MaxBody, no routes: say so, to the
+		// client and in the default log.
+		slog.Error("schedhttp: request failed", "method", r.Method, "path", r.URL.Path, "status", http.StatusInternalServerError, "err", errHandlerNotMade)
+		header(w)
+		w.WriteHeader(http.StatusInternalServerError)
+		_ = json.NewEncoder(w).Encode(errorBody{Error: errHandlerNotMade.Error()})
+		return
+	}
 	if r.ContentLength > h.maxBody {
 		h.fail(w, r, &badRequest{http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes is larger than %d", r.ContentLength, h.maxBody)})
 		return

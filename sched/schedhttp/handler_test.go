@@ -3,7 +3,9 @@ package schedhttp_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -598,5 +600,58 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}
 	if _, err := schedhttp.New(s.Inspector(), schedhttp.Options{MaxPage: 1000}); err != nil {
 		t.Error(err)
+	}
+}
+
+// New refuses an Inspector not made by Scheduler.Inspector (the zero
+// Inspector, or that of a Scheduler not made by sched.New), whose every
+// call fails: its handler used to answer every request 400, as if the
+// client had asked wrongly.
+func TestNewRefusesInspectorNotMade(t *testing.T) {
+	t.Parallel()
+	for name, insp := range map[string]*sched.Inspector{
+		"zero Inspector":   {},
+		"zero Scheduler's": new(sched.Scheduler).Inspector(),
+		"nil Scheduler's":  (*sched.Scheduler)(nil).Inspector(),
+	} {
+		h, err := schedhttp.New(insp, schedhttp.Options{})
+		if !errors.Is(err, sched.ErrInvalid) || h != nil {
+			t.Errorf("%s: %v, %v", name, h, err)
+		}
+	}
+}
+
+// A Handler not made by New (the zero Handler, or a nil *Handler) answers
+// every request 500 with a JSON error saying so. It used to panic on a
+// nil pointer, or answer 413 to any body (its MaxBody was 0).
+func TestHandlerNotMade(t *testing.T) {
+	t.Parallel()
+	for name, h := range map[string]*schedhttp.Handler{"zero": {}, "nil": nil} {
+		for _, c := range []struct{ method, target, body string }{
+			{"GET", "/queues", ""},
+			{"GET", "/entries?queue=x", ""},
+			{"POST", "/delete", `{"queue":["x"]}`},
+			{"DELETE", "/entries/x/1", ""},
+			{"GET", "/nope", ""},
+		} {
+			var body io.Reader
+			if c.body != "" {
+				body = strings.NewReader(c.body)
+			}
+			w := func() (w *httptest.ResponseRecorder) {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Errorf("%s Handler: %s %s panicked: %v", name, c.method, c.target, p)
+					}
+				}()
+				return serve(h, c.method, c.target, body)
+			}()
+			if w == nil {
+				continue
+			}
+			if msg := errorOf(t, replay(w), c.method, c.target, nil, http.StatusInternalServerError); !strings.Contains(msg, "not made by New") {
+				t.Errorf("%s Handler: %s %s: %q", name, c.method, c.target, msg)
+			}
+		}
 	}
 }
