@@ -206,6 +206,20 @@ func TestBodyTooLarge(t *testing.T) {
 				}
 			}
 		}
+		// Declared, it is refused before anything else is checked: the
+		// route, the method, whether writes are allowed. The limit is all
+		// it tells: the application's authentication came before.
+		ro := newHandler(t, f.s.Inspector(), schedhttp.Options{MaxBody: max, Logger: slog.New(slog.DiscardHandler)})
+		for _, c := range []struct {
+			h              http.Handler
+			method, target string
+		}{{ro, "POST", "/delete"}, {h, "GET", "/nope"}, {h, "PUT", "/delete"}, {h, "POST", "/x/../delete"}} {
+			r := httptestRequest(c.method, c.target, strings.NewReader(big))
+			r.Header.Set("Content-Type", "application/json")
+			w := newRecorder()
+			c.h.ServeHTTP(w, r)
+			check(t, w, c.method+" "+c.target+" declared too large", http.StatusRequestEntityTooLarge, nil)
+		}
 		// Just under the limit is fine.
 		ok := `{"queue":["names"],"prefix":"` + strings.Repeat("z", max-40) + `"}`
 		if len(ok) > max {

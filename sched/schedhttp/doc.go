@@ -107,7 +107,10 @@
 //	405  a method the route does not take (with Allow)
 //	409  the entry is in the wrong state (retrying a running entry,
 //	     deleting a running one, disabling a final one)
-//	413  a body larger than Options.MaxBody (not read past it)
+//	413  a body larger than Options.MaxBody (not read past it); one
+//	     its Content-Length declares larger is refused before anything
+//	     else is checked, the route and whether writes are allowed
+//	     included
 //	415  a body that is not application/json
 //	503  the request was cancelled, or the scheduler refused a call as
 //	     stopped (sched.ErrStopped; its Inspector, which the routes
