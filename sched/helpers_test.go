@@ -5,9 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/sched/internal/must"
+	"github.com/jobkit/jobkit/scope"
 )
 
 // newScheduler returns a scheduler configured by cfg, started, and stopped
@@ -68,4 +70,28 @@ func start(t *testing.T, s *sched.Scheduler, release func()) {
 			t.Error(err)
 		}
 	})
+}
+
+// lapseElsewhere has "another process" take the one pending entry of mem,
+// start it with a lease of a second and go away; once the lease lapsed, it
+// returns what in's Reap reports. It runs in a testing/synctest bubble.
+func lapseElsewhere(t *testing.T, mem *sched.Memory[int, int], in *sched.Inspector) []sched.Rescue {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now()
+	sc := scope.New()
+	defer func() { _ = sc.Close(scope.Succeeded()) }()
+	cs, err := mem.Take(ctx, sc, sched.TakeRequest{Now: now, Max: 1, LeaseUntil: now.Add(time.Second)}, nil)
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("Take = %d claims, %v; want 1", len(cs), err)
+	}
+	if err := mem.Start(ctx, &cs[0], now, now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // the other process is gone: its lease lapses
+	rs, err := in.Reap(ctx, time.Now(), 0)
+	if err != nil {
+		t.Fatalf("Reap: %v", err)
+	}
+	return rs
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/sched/internal/must"
-	"github.com/jobkit/jobkit/scope"
 )
 
 // An entry poisoned because its lease lapsed once more than MaxRescues
@@ -71,24 +70,13 @@ func TestAClaimHeldByNoBatchIsPoisonedAfterMaxRescues(t *testing.T) {
 		q.Pause() // only the other process, below, takes the entry
 		id := must.Add(t, q, 1)
 		for lapse := 1; lapse <= 2; lapse++ {
-			now := time.Now()
-			sc := scope.New()
-			cs, err := mem.Take(ctx, sc, sched.TakeRequest{Now: now, Max: 1, LeaseUntil: now.Add(time.Second)}, nil)
-			if err != nil || len(cs) != 1 {
-				t.Fatalf("lapse %d: Take = %d claims, %v; want 1", lapse, len(cs), err)
-			}
-			if err := mem.Start(ctx, &cs[0], now, now.Add(time.Second)); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(2 * time.Second) // the other process is gone: its lease lapses
-			rs, err := s.Inspector().Reap(ctx, time.Now(), 0)
-			if err != nil || len(rs) != 1 {
-				t.Fatalf("lapse %d: Reap = %+v, %v; want one rescue", lapse, rs, err)
+			rs := lapseElsewhere(t, mem, s.Inspector())
+			if len(rs) != 1 {
+				t.Fatalf("lapse %d: Reap = %+v; want one rescue", lapse, rs)
 			}
 			if poisoned := lapse == 2; rs[0].Poisoned != poisoned {
 				t.Errorf("lapse %d: rescue %+v, want Poisoned %v", lapse, rs[0], poisoned)
 			}
-			_ = sc.Close(scope.Succeeded())
 		}
 		e, err := q.Get(ctx, id)
 		if err != nil || e.State != sched.StatePoisoned || e.Rescues != 2 {

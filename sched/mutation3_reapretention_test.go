@@ -9,7 +9,6 @@ import (
 
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/sched/internal/must"
-	"github.com/jobkit/jobkit/scope"
 )
 
 // An entry that the reaper poisons itself, its claim held by no batch of
@@ -31,20 +30,9 @@ func TestAnEntryPoisonedByReapOfAClaimHeldByNoBatchExpires(t *testing.T) {
 		q.Pause() // only the other process, below, takes the entry
 		id := must.Add(t, q, 1)
 		for lapse := 1; lapse <= 2; lapse++ { // the second lapse poisons it
-			now := time.Now()
-			sc := scope.New()
-			cs, err := mem.Take(ctx, sc, sched.TakeRequest{Now: now, Max: 1, LeaseUntil: now.Add(time.Second)}, nil)
-			if err != nil || len(cs) != 1 {
-				t.Fatalf("lapse %d: Take = %d claims, %v; want 1", lapse, len(cs), err)
+			if rs := lapseElsewhere(t, mem, s.Inspector()); len(rs) != 1 || rs[0].Poisoned != (lapse == 2) {
+				t.Fatalf("lapse %d: Reap = %+v; want one rescue, poisoned at the second lapse", lapse, rs)
 			}
-			if err := mem.Start(ctx, &cs[0], now, now.Add(time.Second)); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(2 * time.Second) // the other process is gone: its lease lapses
-			if rs, err := s.Inspector().Reap(ctx, time.Now(), 0); err != nil || len(rs) != 1 || rs[0].Poisoned != (lapse == 2) {
-				t.Fatalf("lapse %d: Reap = %+v, %v; want one rescue, poisoned at the second lapse", lapse, rs, err)
-			}
-			_ = sc.Close(scope.Succeeded())
 		}
 		synctest.Wait()
 		if e, err := q.Get(ctx, id); err != nil || e.State != sched.StatePoisoned {
