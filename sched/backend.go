@@ -45,7 +45,9 @@ import (
 //     four must not refuse a done context (Memory, which never waits,
 //     refuses only a nil one there). A worker's Start or Settle that
 //     waits holds up its own batch only: the reaper leaves that batch for
-//     a later sweep (see Inspector.Reap).
+//     a later sweep (see Inspector.Reap), and nothing but StopAndCancel
+//     cancels the context it waits under, so a backend bounds its waits
+//     (a statement timeout, say).
 type Backend[T any, K comparable] interface {
 	// Open binds the backend to its queue. NewQueue calls it once, before
 	// any other method.

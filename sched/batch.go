@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jobkit/jobkit/governor"
@@ -37,8 +38,8 @@ type live interface {
 	// meanwhile (a heartbeat) to before or later. It reports whether the
 	// batch held the claim, whether it gave it up, whether it was
 	// abandoned, and whether the entry was poisoned; or busy, having
-	// looked at nothing, if the batch's lock stayed held (see
-	// lockBriefly).
+	// changed nothing, if the batch's lock stayed held (see lockBriefly)
+	// and the batch may hold the claim (see claimRefs).
 	rescue(q *queueBase, id ID, gen uint64, before time.Time) rescueResult
 	// abandon gives up an unfinished batch at Stop: the running claim is a
 	// rerun, the rest put back. It reports whether it abandoned it.
@@ -84,6 +85,11 @@ type batch[T any, K comparable] struct {
 	// dispatch; used what the runs took.
 	charged, used time.Duration
 	liveAt        int // index in the scheduler's live batches
+
+	// refs is what a reaper that finds mu held knows of the batch's claims
+	// (see rescue): published by begin with rescues on, nil with them off
+	// (anything may be held), and an empty list once finished.
+	refs atomic.Pointer[claimRefs]
 
 	// holding and result are the worker's own, for run's way out if the
 	// goroutine ends: holding says that run holds mu; result is what the
@@ -496,6 +502,7 @@ func (b *batch[T, K]) settleElsewhere(c *Claim[T, K], o *Outcome) {
 func (b *batch[T, K]) finishLocked(exit scope.Exit) {
 	q := b.q
 	b.finished = true
+	b.refs.Store(&noClaims)
 	// Deferred, so that it is done even if a finalizer of the scope (the
 	// backend's) ends the goroutine; the permit last, since the governor
 	// reads the Clock as it charges the queue.
@@ -579,9 +586,41 @@ func (b *batch[T, K]) begin(sc *scope.Scope, claims []Claim[T, K], permit govern
 	b.gone = append(b.gone[:0], make([]bool, len(claims))...)
 	b.finished = false
 	b.ctx = b.q.s.runCtx
+	b.refs.Store(nil)
 	if rescue {
 		b.ctx, b.cancel = context.WithCancelCause(b.q.s.runCtx)
+		refs := make(claimRefs, len(claims))
+		for i := range claims {
+			refs[i] = claimRef{claims[i].ID, claims[i].Gen}
+		}
+		b.refs.Store(&refs)
 	}
+}
+
+// claimRefs are the claims a batch was dispatched with, as a reaper that
+// finds its lock held reads them (see batch.refs).
+type claimRefs []claimRef
+
+type claimRef struct {
+	id  ID
+	gen uint64
+}
+
+// noClaims is the claimRefs of a finished batch.
+var noClaims = claimRefs{}
+
+// mayHold reports whether the batch whose refs are r may hold the claim
+// (id, gen): nil r knows nothing.
+func (r *claimRefs) mayHold(id ID, gen uint64) bool {
+	if r == nil {
+		return true
+	}
+	for _, c := range *r {
+		if c.id == id && c.gen == gen {
+			return true
+		}
+	}
+	return false
 }
 
 // rescueResult is what batch.rescue did; see live.rescue.
@@ -601,7 +640,9 @@ const lockTries = 100
 // rescue): a reaper that waited for one batch's slow call would hold up
 // the rescues and renewals of every queue. Every other hold of the lock is
 // short, so a lock that stays held is one in a call, and its batch is left
-// for the next sweep; one taken for it wrongly only delays its rescue.
+// for the next sweep if it may hold the claim looked for (one taken for it
+// wrongly only delays its rescue); a claim it is known not to hold is
+// rescued all the same.
 func (b *batch[T, K]) lockBriefly() bool {
 	for range lockTries {
 		if b.mu.TryLock() {
@@ -618,7 +659,7 @@ func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64, before time.Time) 
 		return rescueResult{}
 	}
 	if !b.lockBriefly() {
-		return rescueResult{busy: true}
+		return rescueResult{busy: b.refs.Load().mayHold(id, gen)}
 	}
 	defer b.mu.Unlock()
 	if b.abandoned || b.finished {

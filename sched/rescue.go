@@ -47,9 +47,12 @@ func (i *Inspector) EnableRescue() {
 // run's generation: a late result of the old run is ignored. Reap does
 // not wait for a worker's call of the backend (a Start or Settle, which may
 // wait on I/O): a batch whose lock stays held through such a call is left
-// for the next sweep, its claims neither renewed nor rescued meanwhile, and
-// a lapsed claim it may hold is not settled behind its back. Reap returns
-// what it rescued. It is what a reaper (package recovery) calls once per
+// for the next sweep, its claims neither renewed nor rescued meanwhile and
+// none it may hold settled behind its back, while the lapsed claims it is
+// known not to hold (with rescues on, every claim but its own) are rescued
+// as usual. A call that never returns so holds its batch's claims and
+// worker until StopAndCancel cancels the context it waits under: a
+// backend bounds its calls' waits. Reap returns what it rescued. It is what a reaper (package recovery) calls once per
 // interval.
 func (i *Inspector) Reap(ctx context.Context, now time.Time, grace time.Duration) ([]Rescue, error) {
 	if err := i.check(ctx); err != nil {
@@ -114,8 +117,9 @@ func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time, lives []l
 		case res.held && !res.rescued:
 			continue // its lease was renewed since Expired read it
 		case !res.held && busy:
-			// A batch in a backend call may hold it: left for the next
-			// sweep, not settled behind the batch's back.
+			// A batch in a backend call may hold it (one whose claims
+			// are not known: rescues off): left for the next sweep, not
+			// settled behind the batch's back.
 			continue
 		}
 		if !res.held {
