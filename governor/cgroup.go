@@ -132,7 +132,11 @@ func parseMountinfo(b []byte) (mountTable, error) {
 		if !ok {
 			return nil, fmt.Errorf("governor: mountinfo line without separator: %q", line)
 		}
-		left, right := strings.Fields(pre), strings.Fields(post)
+		// After the separator the fields are split on single spaces: a
+		// mount source may be the empty string (mount(2) allows it), which
+		// the kernel prints as nothing between two spaces, and which
+		// strings.Fields would drop, shifting the super options.
+		left, right := strings.Fields(pre), strings.Split(strings.TrimRight(post, "\r\n"), " ")
 		if len(left) < 5 || len(right) < 3 {
 			return nil, fmt.Errorf("governor: short mountinfo line: %q", line)
 		}
