@@ -180,7 +180,12 @@ func (g *Governor) Acquire(ctx context.Context, key string, w Weight) (Permit, e
 	select {
 	case <-wt.ready: // settled meanwhile
 		if wt.err == nil { // granted: hand it on
-			g.unreserve(c)
+			// Its reservation goes back unless a sample (or Stop) has
+			// set the rooms afresh since the grant: they no longer hold
+			// it, and giving it back would count it twice.
+			if wt.roomsGen == g.roomsGen {
+				g.unreserve(c)
+			}
 			g.free.Add(c.slots)
 			g.grantLocked()
 			g.notifyLocked()

@@ -71,6 +71,7 @@ type Governor struct {
 	holding   bool          // mirrors gateHold
 	changed   chan struct{} // handed out by Changed, closed at the next change; nil if none
 	reading   Reading
+	roomsGen  uint64 // moves on whenever updateLocked sets memRoom and cpuRoom afresh
 	sampledAt time.Time
 	tickedAt  time.Time // when the latest sample (or late mark) was applied
 	stale     bool      // no good sample yet, the last one failed, or it is late

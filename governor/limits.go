@@ -98,6 +98,7 @@ func (g *Governor) updateLocked() {
 	}
 	g.memRoom.Store(memRoom)
 	g.cpuRoom.Store(cpuRoom)
+	g.roomsGen++
 	if refuse != g.refusing {
 		g.refusing = refuse
 		if refuse {

@@ -15,6 +15,10 @@ type waiter struct {
 	since time.Time     // when the last sample before it arrived was applied; zero if none
 	ready chan struct{} // closed when granted (err nil) or failed
 	err   error         // written before ready is closed
+	// roomsGen is Governor.roomsGen when the waiter was granted: its
+	// reservation is still in the rooms while they have not been set
+	// afresh since.
+	roomsGen uint64
 
 	// holding says whether the waiter, when short of room, holds up those
 	// behind it: in the first Config.MaxHold after it arrived, in the third,
@@ -73,6 +77,7 @@ func (g *Governor) grantLocked() {
 		w, next := e.Value.(*waiter), e.Next()
 		switch g.takeLocked(w.cost) {
 		case fitOK:
+			w.roomsGen = g.roomsGen
 			g.dequeueLocked(e).settle(nil)
 		case fitRoom:
 			hold = w.holding
