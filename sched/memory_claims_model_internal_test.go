@@ -18,7 +18,7 @@ import (
 // delayed, due and enabled, before it, so that no entry is claimed twice;
 // with management calls by filter (states, ID ranges, Key, Match), leases
 // and rescues of lapsed claims mixed in.
-func runReview4Model(t *testing.T, seed uint64, grouped bool, steps int) {
+func runClaimsModel(t *testing.T, seed uint64, grouped bool, steps int) {
 	r := rand.New(rand.NewPCG(seed, 0x4e4))
 	ctx := context.Background()
 	m := NewMemory[int, int]()
@@ -225,14 +225,14 @@ func checkListing(t *testing.T, m *Memory[int, int], step int, log []string) {
 	}
 }
 
-func TestReview4MemoryModel(t *testing.T) {
+func TestMemoryModelClaimsOnlyWhatWasTakeable(t *testing.T) {
 	t.Parallel()
-	for seed := range uint64(review4Seeds()) {
-		runReview4Model(t, seed, seed%2 == 0, 1200)
+	for seed := range uint64(claimsModelSeeds()) {
+		runClaimsModel(t, seed, seed%2 == 0, 1200)
 	}
 }
 
-func review4Seeds() int {
+func claimsModelSeeds() int {
 	if testing.Short() {
 		return 12
 	}

@@ -11,13 +11,13 @@ import (
 	"github.com/jobkit/jobkit/scope"
 )
 
-func TestReview4MemoryStress(t *testing.T) {
-	for seed := range uint64(review4StressSeeds()) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { review4Stress(t, seed) })
+func TestMemoryOperatorsBesideTakersClaimNothingTwice(t *testing.T) {
+	for seed := range uint64(operatorsStressSeeds()) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { operatorsStress(t, seed) })
 	}
 }
 
-func review4Stress(t *testing.T, seed uint64) {
+func operatorsStress(t *testing.T, seed uint64) {
 	ctx := context.Background()
 	m := NewMemory[int, int]()
 	grouped := seed%2 == 0
@@ -170,7 +170,7 @@ func (m *Memory[T, K]) seqLocked() ID {
 	return m.seq
 }
 
-func review4StressSeeds() int {
+func operatorsStressSeeds() int {
 	if testing.Short() {
 		return 4
 	}
