@@ -26,12 +26,16 @@ import (
 //     entry's ID. With QueueInfo.BlockFailed a failed entry blocks its key too.
 //   - Order: Take hands out pending, enabled entries by priority, highest
 //     first, and in the order they were added within a priority; entries
-//     whose time has come are pending. An entry put back by a failed scope
-//     or settled with OutcomeRerun returns to its position.
+//     whose time has come are pending. An entry without a group put back
+//     by a failed scope or settled with OutcomeRerun returns to its
+//     position.
 //   - Groups: entries with a group are taken together, in the order they
 //     were added, up to max, and no entry of a group is taken while another
-//     of it is awaiting or running. A queue not opened as Grouped refuses
-//     an entry with a group (ErrInvalid).
+//     of it is awaiting or running. Entries of a group put back keep their
+//     order within it; where the group comes among the other entries of
+//     its priority is the backend's to choose (Memory queues it again at
+//     the tail). A queue not opened as Grouped refuses an entry with a
+//     group (ErrInvalid).
 //   - Fencing: every run gets a generation larger than the entry's last;
 //     Start, Settle and Renew of another generation return ErrStale and
 //     change nothing.

@@ -212,6 +212,16 @@ func testGroups(t *testing.T, f *fixture) {
 	g.succeed(rest, rs)
 	g.counts(sched.Counts{Succeeded: 5})
 
+	// Entries of a group put back by a failed scope keep their order
+	// within it.
+	g.add("c1", group("c"))
+	g.add("c2", group("c"))
+	_, fs := g.wantTake(10, "c1", "c2")
+	fs.Close(scope.Failed(errors.New("put back")))
+	again, as := g.wantTake(10, "c1", "c2")
+	g.succeed(again, as)
+	g.counts(sched.Counts{Succeeded: 7})
+
 	// A queue not opened as Grouped refuses an entry with a group.
 	e := sched.NewEntry[Payload, string]{Key: "g1", Priority: 1, Group: "a", Now: f.now}
 	if _, added, err := f.b.Add(f.ctx, e); !errors.Is(err, sched.ErrInvalid) || added {
