@@ -21,14 +21,8 @@ import (
 func runClaimsModel(t *testing.T, seed uint64, grouped bool, steps int) {
 	r := rand.New(rand.NewPCG(seed, 0x4e4))
 	ctx := context.Background()
-	m := NewMemory[int, int]()
-	ret := Retention{Succeeded: time.Hour, MaxSucceeded: 5, Failed: time.Hour, MaxFailed: 3, Cancelled: time.Hour, MaxCancelled: 2}
-	if r.IntN(3) == 0 {
-		ret = Retention{}
-	}
-	if err := m.Open(QueueInfo{Name: "q", BlockFailed: r.IntN(2) == 0, Retention: ret, Grouped: grouped}); err != nil {
-		t.Fatal(err)
-	}
+	keepNone := r.IntN(3) == 0
+	m := modelMemory(t, keepNone, r.IntN(2) == 0, grouped)
 	now := time.Unix(1000, 0)
 	var opens []rvOpen
 	var log []string

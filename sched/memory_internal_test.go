@@ -85,15 +85,9 @@ func TestMemoryKeyIndexFollowsTheEntries(t *testing.T) {
 	for seed := range uint64(40) {
 		r := rand.New(rand.NewPCG(seed, seed))
 		ctx := context.Background()
-		m := NewMemory[int, int]()
-		ret := Retention{Succeeded: time.Hour, MaxSucceeded: 5, Failed: time.Hour, MaxFailed: 3, Cancelled: time.Hour, MaxCancelled: 2}
-		if r.IntN(3) == 0 {
-			ret = Retention{}
-		}
+		keepNone := r.IntN(3) == 0
 		grouped := r.IntN(3) == 0
-		if err := m.Open(QueueInfo{Name: "q", BlockFailed: r.IntN(2) == 0, Retention: ret, Grouped: grouped}); err != nil {
-			t.Fatal(err)
-		}
+		m := modelMemory(t, keepNone, r.IntN(2) == 0, grouped)
 		now := time.Unix(1000, 0)
 		type open struct {
 			s  *scope.Scope

@@ -203,17 +203,27 @@ func (md *rvModel) expectTake(now time.Time, max int) (want, promoted []ID) {
 	return want, promoted
 }
 
+// modelMemory returns an opened Memory of int keys and payloads for a model
+// run: one that keeps a few final entries of each state for an hour, or
+// none if keepNone; failed entries block their keys if blockFailed.
+func modelMemory(t *testing.T, keepNone, blockFailed, grouped bool) *Memory[int, int] {
+	t.Helper()
+	ret := Retention{Succeeded: time.Hour, MaxSucceeded: 5, Failed: time.Hour, MaxFailed: 3, Cancelled: time.Hour, MaxCancelled: 2}
+	if keepNone {
+		ret = Retention{}
+	}
+	m := NewMemory[int, int]()
+	if err := m.Open(QueueInfo{Name: "q", BlockFailed: blockFailed, Retention: ret, Grouped: grouped}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func runMemModel(t *testing.T, seed uint64, steps int) {
 	r := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	ctx := context.Background()
-	m := NewMemory[int, int]()
-	ret := Retention{Succeeded: time.Hour, MaxSucceeded: 5, Failed: time.Hour, MaxFailed: 3, Cancelled: time.Hour, MaxCancelled: 2}
-	if r.IntN(3) == 0 {
-		ret = Retention{}
-	}
-	if err := m.Open(QueueInfo{Name: "q", BlockFailed: r.IntN(2) == 0, Retention: ret}); err != nil {
-		t.Fatal(err)
-	}
+	keepNone := r.IntN(3) == 0
+	m := modelMemory(t, keepNone, r.IntN(2) == 0, false)
 	md := &rvModel{t: t, m: m, seq: map[ID]int{}}
 	kinds := []OutcomeKind{OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomePoisoned, OutcomeRetry, OutcomeSnooze, OutcomeRerun}
 	now := time.Unix(1000, 0)
@@ -425,14 +435,8 @@ func TestMemoryModelGrouped(t *testing.T) {
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(seed, 77))
 		ctx := context.Background()
-		m := NewMemory[int, int]()
-		ret := Retention{Succeeded: time.Hour, MaxSucceeded: 5, Failed: time.Hour, MaxFailed: 3, Cancelled: time.Hour, MaxCancelled: 2}
-		if r.IntN(3) == 0 {
-			ret = Retention{}
-		}
-		if err := m.Open(QueueInfo{Name: "q", BlockFailed: r.IntN(2) == 0, Retention: ret, Grouped: true}); err != nil {
-			t.Fatal(err)
-		}
+		keepNone := r.IntN(3) == 0
+		m := modelMemory(t, keepNone, r.IntN(2) == 0, true)
 		now := time.Unix(1000, 0)
 		var opens []rvOpen
 		var log []string

@@ -19,15 +19,8 @@ func TestMemoryOperatorsBesideTakersClaimNothingTwice(t *testing.T) {
 
 func operatorsStress(t *testing.T, seed uint64) {
 	ctx := context.Background()
-	m := NewMemory[int, int]()
 	grouped := seed%2 == 0
-	ret := Retention{Succeeded: time.Hour, MaxSucceeded: 5, Failed: time.Hour, MaxFailed: 3, Cancelled: time.Hour, MaxCancelled: 2}
-	if seed%3 == 0 {
-		ret = Retention{}
-	}
-	if err := m.Open(QueueInfo{Name: "q", BlockFailed: seed%4 < 2, Retention: ret, Grouped: grouped}); err != nil {
-		t.Fatal(err)
-	}
+	m := modelMemory(t, seed%3 == 0, seed%4 < 2, grouped)
 	base := time.Unix(1000, 0)
 	var clk sync.Mutex
 	nowv := base
