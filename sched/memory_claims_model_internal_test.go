@@ -4,20 +4,22 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/jobkit/jobkit/scope"
 )
 
-// A model run that checks what the older models do not: that a Take (of a
-// grouped queue too) claims only entries that were pending and enabled, or
-// delayed, due and enabled, before it, so that no entry is claimed twice;
-// with management calls by filter (states, ID ranges, Key, Match), leases
-// and rescues of lapsed claims mixed in.
+// runClaimsModel runs random adds, takes, starts, settles of every kind,
+// scope closes, disables, management calls by filter (states, ID ranges,
+// Key, Match), leases, renewals and rescues of lapsed claims on a Memory,
+// grouped or not, and checks after every step: that a take claims only
+// entries that were pending and enabled, or delayed, due and enabled,
+// before it, so that no entry is claimed twice; that a take holds one
+// group, in ID order, never one of whose entries another take holds, or
+// else one entry; the groups' invariants (checkGrouped); and List against
+// Counts (checkListing).
 func runClaimsModel(t *testing.T, seed uint64, grouped bool, steps int) {
 	r := rand.New(rand.NewPCG(seed, 0x4e4))
 	ctx := context.Background()
@@ -92,9 +94,32 @@ func runClaimsModel(t *testing.T, seed uint64, grouped bool, steps int) {
 			if r.IntN(2) == 0 {
 				lease = now.Add(time.Duration(1+r.IntN(3)) * time.Second)
 			}
+			// entries of groups claimed now, before the take
+			m.mu.Lock()
+			claimed := map[string]bool{}
+			for _, e := range m.order.s {
+				if e != nil && e.group != nil && (e.state == StateAwaiting || e.state == StateRunning) {
+					claimed[e.group.name] = true
+				}
+			}
+			m.mu.Unlock()
 			cs, err := m.Take(ctx, s, TakeRequest{Now: now, Max: max, LeaseUntil: lease}, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			for i, c := range cs {
+				switch {
+				case c.Group != cs[0].Group:
+					fail(step, "a take mixes groups: %+v", cs)
+				case c.Group != "" && i > 0 && c.ID < cs[i-1].ID:
+					fail(step, "group entries out of ID order: %+v", cs)
+				}
+			}
+			switch {
+			case len(cs) > 0 && cs[0].Group != "" && claimed[cs[0].Group]:
+				fail(step, "group %q taken while another of its entries is claimed", cs[0].Group)
+			case grouped && len(cs) > 1 && cs[0].Group == "":
+				fail(step, "%d entries without a group in one take", len(cs))
 			}
 			var got []ID
 			for _, c := range cs {
@@ -219,20 +244,15 @@ func checkListing(t *testing.T, m *Memory[int, int], step int, log []string) {
 	}
 }
 
-func TestMemoryModelClaimsOnlyWhatWasTakeable(t *testing.T) {
+// TestMemoryClaimsModel runs the model of runClaimsModel, every other seed on a
+// grouped queue.
+func TestMemoryClaimsModel(t *testing.T) {
 	t.Parallel()
-	for seed := range uint64(claimsModelSeeds()) {
+	seeds := uint64(120)
+	if testing.Short() {
+		seeds = 25 // under -race in CI
+	}
+	for seed := range seeds {
 		runClaimsModel(t, seed, seed%2 == 0, 1200)
 	}
-}
-
-func claimsModelSeeds() int {
-	if testing.Short() {
-		return 12
-	}
-	if s := os.Getenv("REVIEW4_SEEDS"); s != "" {
-		n, _ := strconv.Atoi(s)
-		return n
-	}
-	return 50
 }
