@@ -43,7 +43,8 @@ func (i *Inspector) EnableRescue() {
 // MaxRescues), and its worker is replaced, so that capacity does not dip
 // while the old handler hangs; one waiting in a batch goes back to pending.
 // A claim held by no batch of this process (a shared backend's, of another
-// process) is rescued in the backend alone. Every rescue is fenced by the
+// process) is rescued in the backend alone; one that a dispatch's Take in
+// flight may hold is left for the next sweep. Every rescue is fenced by the
 // run's generation: a late result of the old run is ignored. Reap does
 // not wait for a worker's call of the backend (a Start or Settle, which may
 // wait on I/O): a batch whose lock stays held through such a call is left
@@ -61,8 +62,7 @@ func (i *Inspector) Reap(ctx context.Context, now time.Time, grace time.Duration
 	if grace < 0 {
 		return nil, fmt.Errorf("%w: grace %v < 0", ErrInvalid, grace)
 	}
-	lives := i.s.lives()
-	for _, b := range lives {
+	for _, b := range i.s.lives() {
 		b.renew(now)
 	}
 	rs, err := i.queues(ctx, &Query{})
@@ -74,7 +74,7 @@ func (i *Inspector) Reap(ctx context.Context, now time.Time, grace time.Duration
 	for _, r := range rs {
 		var got []Rescue
 		err := r.base().call("Expired or Settle", func() (err error) {
-			got, err = r.reap(ctx, now, now.Add(-grace), lives)
+			got, err = r.reap(ctx, now, now.Add(-grace))
 			return err
 		})
 		out = append(out, got...)
@@ -95,11 +95,28 @@ func (i *Inspector) Abandoned() int {
 }
 
 // reap rescues the claims of q whose leases ended before before.
-func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time, lives []live) ([]Rescue, error) {
+//
+// A lapsed claim that no live batch holds is settled in the backend alone,
+// so the live batches are listed after Expired read the claims: a batch
+// that went live before then is among them, and one whose run started
+// since (renewing its lease) is asked under its lock, which sees the
+// renewal. A batch still going live (its Take returned, not yet listed)
+// may hold such a claim too: while a dispatch's Take may have claimed
+// entries with a lease that ended before before, the lapsed claims no
+// listed batch holds are left for the next sweep. Before, the batches were
+// listed before Expired, and a claim of one that went live in between, its
+// run started, was settled as a rerun behind its back: the entry ran again
+// while its first run, never cancelled, still ran.
+func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time) ([]Rescue, error) {
 	claims, err := q.backend.Expired(ctx, before, nil)
-	if err != nil {
+	if err != nil || len(claims) == 0 {
 		return nil, err
 	}
+	// taking first, then the live batches: a dispatch that cleared it had
+	// made its batch live before.
+	taking := q.taking.Load()
+	lives := q.s.lives()
+	pending := taking != 0 && taking <= q.s.ns(before)
 	var out []Rescue
 	for i := range claims {
 		c := &claims[i]
@@ -116,10 +133,10 @@ func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time, lives []l
 		switch {
 		case res.held && !res.rescued:
 			continue // its lease was renewed since Expired read it
-		case !res.held && busy:
+		case !res.held && (busy || pending):
 			// A batch in a backend call may hold it (one whose claims
-			// are not known: rescues off): left for the next sweep, not
-			// settled behind the batch's back.
+			// are not known: rescues off), or one going live: left for
+			// the next sweep, not settled behind the batch's back.
 			continue
 		}
 		if !res.held {
