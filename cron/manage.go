@@ -253,8 +253,19 @@ func (e *Engine) setPaused(ctx context.Context, name string, paused bool) error 
 	e.opMu.Lock()
 	defer e.opMu.Unlock()
 	j, wake, err := e.markPaused(name, paused)
-	if err != nil || wake.IsZero() {
+	switch {
+	case err != nil || j == nil:
 		return err
+	case wake.IsZero() && !paused:
+		// Resumed with no further time: the entry, disabled by Pause,
+		// would never come due to end; it ends here (a running one
+		// ends at its settlement, which finds no wake-up).
+		e.mu.Lock()
+		id := j.entry
+		e.mu.Unlock()
+		return e.remove(context.WithoutCancel(ctx), name, id)
+	case wake.IsZero():
+		return nil
 	}
 	return e.place(ctx, j, wake, paused)
 }

@@ -1,0 +1,74 @@
+package cron
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/jobkit/jobkit/sched"
+)
+
+// onceAt fires once, at at.
+type onceAt struct{ at time.Time }
+
+func (s onceAt) Next(t time.Time) time.Time {
+	if t.Before(s.at) {
+		return s.at
+	}
+	return time.Time{}
+}
+
+// A job whose schedule runs out while it is paused has no further time
+// when it is resumed: its entry must end (as it does when a run finds no
+// further time), not stay behind disabled, pending for ever and never
+// dispatched, so that no live entry remains for a job that is not paused
+// and has nothing to run.
+func TestResumeWithNoFurtherTimeEndsTheEntry(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e, err := New(Config{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := e.Stop(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+		ran := 0
+		fn := func(context.Context, time.Time) error { ran++; return nil }
+		if err := e.Register(ctx, "j", onceAt{time.Now().Add(time.Minute)}, fn); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Pause(ctx, "j"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Minute) // the only time passes while paused
+		synctest.Wait()
+		if err := e.Resume(ctx, "j"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if ran != 0 {
+			t.Errorf("ran %d times; want 0 (its only time fell while paused)", ran)
+		}
+		info, _ := e.Job("j")
+		if info.Paused || !info.Next.IsZero() {
+			t.Fatalf("Job = %+v; want resumed, with no next time", info)
+		}
+		for ent, err := range e.store.List(ctx, sched.Filter[string, string]{
+			States: []sched.State{sched.StateDelayed, sched.StatePending, sched.StateAwaiting, sched.StateRunning},
+		}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Errorf("live entry left for a resumed job with no further time: %+v", ent)
+		}
+	})
+}
