@@ -3,9 +3,12 @@ package cron
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/jobkit/jobkit/sched"
 )
 
 // The Engine's management of jobs: register, update, unregister, pause,
@@ -257,17 +260,31 @@ func (e *Engine) setPaused(ctx context.Context, name string, paused bool) error 
 	case err != nil || j == nil:
 		return err
 	case wake.IsZero() && !paused:
-		// Resumed with no further time: the entry, disabled by Pause,
-		// would never come due to end; it ends here (a running one
-		// ends at its settlement, which finds no wake-up).
-		e.mu.Lock()
-		id := j.entry
-		e.mu.Unlock()
-		return e.remove(context.WithoutCancel(ctx), name, id)
+		// Resumed with no further time (yet: a run in progress may
+		// still plan a retry): the entry, disabled by Pause, is
+		// enabled, so that it comes due and its run or settlement
+		// decides, as for a job that was never paused; disabled, it
+		// would never come due again.
+		return e.enable(context.WithoutCancel(ctx), j)
 	case wake.IsZero():
 		return nil
 	}
 	return e.place(ctx, j, wake, paused)
+}
+
+// enable enables the live entry of job j, if it has one.
+func (e *Engine) enable(ctx context.Context, j *job) error {
+	e.mu.Lock()
+	id := j.entry
+	e.mu.Unlock()
+	if id == 0 {
+		return nil // no entry was ever added
+	}
+	err := e.q.Enable(ctx, id)
+	if errors.Is(err, sched.ErrNotFound) || errors.Is(err, sched.ErrWrongState) {
+		return nil // ended meanwhile
+	}
+	return err
 }
 
 // markPaused is setPaused's change of the job, under mu: it returns the

@@ -2,6 +2,7 @@ package cron
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -69,6 +70,67 @@ func TestResumeWithNoFurtherTimeEndsTheEntry(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Errorf("live entry left for a resumed job with no further time: %+v", ent)
+		}
+	})
+}
+
+// twice fires at a and at b.
+type twice struct{ a, b time.Time }
+
+func (s twice) Next(t time.Time) time.Time {
+	switch {
+	case t.Before(s.a):
+		return s.a
+	case t.Before(s.b):
+		return s.b
+	}
+	return time.Time{}
+}
+
+// A run that pauses its job (whose entry is then disabled), outlasts the
+// job's last time, resumes it (no further time) and fails plans a retry:
+// the retry runs. Resume must enable the entry even though the job has no
+// further time, or the retry's snooze leaves it disabled and the retry
+// never comes.
+func TestResumeDuringARunWithNoFurtherTimeKeepsItsRetry(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e, err := New(Config{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := e.Stop(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+		runs := 0
+		fn := func(ctx context.Context, _ time.Time) error {
+			if runs++; runs == 1 {
+				if err := e.Pause(ctx, "j"); err != nil {
+					t.Error(err)
+				}
+				time.Sleep(2 * time.Minute) // past the job's last time
+				if err := e.Resume(ctx, "j"); err != nil {
+					t.Error(err)
+				}
+			}
+			return errors.New("fail")
+		}
+		now := time.Now()
+		if err := e.Register(ctx, "j", twice{now.Add(time.Minute), now.Add(2 * time.Minute)}, fn,
+			WithRetry(sched.RetryPolicy{MaxRetries: 1, Base: time.Minute})); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if runs != 2 {
+			info, _ := e.Job("j")
+			t.Errorf("%d runs, want 2 (the run and its retry); job %+v", runs, info)
 		}
 	})
 }
