@@ -236,8 +236,8 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 }
 
 // Resume undoes Pause: the job next runs at the first activation of its
-// schedule after now; missed runs that were waiting and a waiting retry are
-// dropped. Resuming a job that is not paused does nothing. Errors as for
+// schedule after now (a job its schedule stopped stays stopped until
+// Update); missed runs that were waiting and a waiting retry are dropped. Resuming a job that is not paused does nothing. Errors as for
 // Pause.
 func (e *Engine) Resume(ctx context.Context, name string) error {
 	return e.setPaused(ctx, name, false)
@@ -310,7 +310,11 @@ func (e *Engine) markPaused(name string, paused bool) (*job, time.Time, error) {
 		j.dropRetry()
 	} else {
 		j.drop()
-		j.next = j.nextAfter(now)
+		if j.schedErr == nil {
+			// A job its schedule stopped stays stopped until Update
+			// (see JobInfo.LastErr): its Next is not called again.
+			j.next = j.nextAfter(now)
+		}
 	}
 	return j, j.wake(now), nil
 }
