@@ -237,8 +237,8 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 
 // Resume undoes Pause: the job next runs at the first activation of its
 // schedule after now (a job its schedule stopped stays stopped until
-// Update); missed runs that were waiting and a waiting retry are dropped. Resuming a job that is not paused does nothing. Errors as for
-// Pause.
+// Update); missed runs that were waiting and a waiting retry are dropped.
+// Resuming a job that is not paused does nothing. Errors as for Pause.
 func (e *Engine) Resume(ctx context.Context, name string) error {
 	return e.setPaused(ctx, name, false)
 }
