@@ -38,7 +38,8 @@ import (
 //     group (ErrInvalid).
 //   - Fencing: every run gets a generation larger than the entry's last;
 //     Start, Settle and Renew of another generation return ErrStale and
-//     change nothing.
+//     change nothing, and so does a rescue's Settle (Outcome.LapsedBefore)
+//     of a claim whose lease was renewed since the reaper found it lapsed.
 //   - Scopes: Take registers on s; when s closes, entries it took that were
 //     not settled go back to pending at their positions, as a rerun.
 //   - Retention: final entries are kept while QueueInfo.Retention says, then
@@ -214,6 +215,13 @@ type Outcome struct {
 	Err *RunError
 	// Rescued marks a rerun forced by the reaper; it counts as a rescue.
 	Rescued bool
+	// LapsedBefore, if not zero, is the cutoff of the reaper's Expired
+	// that found the claim lapsed, for a rescue (Rescued) of a claim no
+	// batch of this process holds: another process's, whose run may have
+	// started or beaten since. Settle then settles it only if its lease
+	// still ends before LapsedBefore, and otherwise returns ErrStale and
+	// changes nothing.
+	LapsedBefore time.Time
 }
 
 // Retention says how long entries in final states are kept before they are

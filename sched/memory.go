@@ -798,6 +798,9 @@ func (m *Memory[T, K]) Settle(ctx context.Context, c *Claim[T, K], o Outcome) er
 	if err != nil {
 		return err
 	}
+	if !o.LapsedBefore.IsZero() && (e.lease == 0 || e.lease >= m.clock.ns(o.LapsedBefore)) {
+		return ErrStale // renewed (a Start, a heartbeat) since it lapsed, or never leased
+	}
 	t := e.take
 	e.take = nil
 	e.lease = 0

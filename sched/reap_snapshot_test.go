@@ -146,3 +146,60 @@ func TestReapLeavesAClaimOfATakeInFlight(t *testing.T) {
 		}
 	})
 }
+
+// hookedExpired is sched's in-memory backend that calls after once its
+// Expired has read the lapsed claims, before the reaper acts on them.
+type hookedExpired struct {
+	*sched.Memory[int, int]
+	after func()
+}
+
+func (b *hookedExpired) Expired(ctx context.Context, before time.Time, dst []sched.Claim[int, int]) ([]sched.Claim[int, int], error) {
+	out, err := b.Memory.Expired(ctx, before, dst)
+	if f := b.after; f != nil {
+		b.after = nil
+		f()
+	}
+	return out, err
+}
+
+// Another process's run whose lease lapsed, and which beats (renews it)
+// after the reaper read it lapsed, keeps its claim: the reaper's rescue in
+// the backend is fenced by the cutoff at which it found the lease lapsed,
+// not only by the run's generation, which a heartbeat (or a Start) does not
+// change. Before, the rescue made the entry pending while the other
+// process's run went on: it would run twice at once.
+func TestReapOfAnotherProcesssClaimThatBeatSinceRescuesNothing(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		mem := sched.NewMemory[int, int]()
+		be := &hookedExpired{Memory: mem}
+		s := newScheduler(t, sched.Config{Workers: 1, Logger: quiet})
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: be, Handler: nop[int, int]})
+		q.Pause() // only the other process, below, takes the entry
+		id := must.Add(t, q, 1)
+		now := time.Now()
+		sc := scope.New()
+		defer func() { _ = sc.Close(scope.Succeeded()) }()
+		cs, err := mem.Take(ctx, sc, sched.TakeRequest{Now: now, Max: 1, LeaseUntil: now.Add(time.Second)}, nil)
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("Take = %d claims, %v; want 1", len(cs), err)
+		}
+		if err := mem.Start(ctx, &cs[0], now, now.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second) // the other process's lease lapses...
+		be.after = func() {         // ...and it beats once the reaper read it
+			if err := mem.Renew(ctx, cs[0].ID, cs[0].Gen, time.Now().Add(time.Hour)); err != nil {
+				t.Error(err)
+			}
+		}
+		if rs, err := s.Inspector().Reap(ctx, time.Now(), 0); err != nil || len(rs) != 0 {
+			t.Errorf("Reap = %+v, %v; want nothing rescued: the run beat since", rs, err)
+		}
+		if e, err := q.Get(ctx, id); err != nil || e.State != sched.StateRunning || e.Rescues != 0 {
+			t.Errorf("entry %+v, %v; want it still running, not rescued", e, err)
+		}
+	})
+}

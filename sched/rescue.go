@@ -142,7 +142,10 @@ func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time) ([]Rescue
 		if !res.held {
 			// Not in this process's hands: another process's, or its batch
 			// ended since Expired looked. The backend fences it.
-			o := Outcome{Kind: OutcomeRerun, Finished: now, Rescued: true}
+			// Fenced by the lease too: another process's run may have
+			// started or beaten since Expired read it, in the same
+			// generation.
+			o := Outcome{Kind: OutcomeRerun, Finished: now, Rescued: true, LapsedBefore: before}
 			if c.Rescues >= q.maxRescues {
 				o.Kind, o.Err, r.Poisoned = OutcomePoisoned, lapsedTooOften(c, now), true
 			}

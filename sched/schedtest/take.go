@@ -270,6 +270,21 @@ func testLeases(t *testing.T, f *fixture) {
 	if exp, _ := f.b.Expired(f.ctx, f.now, nil); len(exp) != 0 {
 		t.Errorf("Expired before any lease ended = %v", keys(exp))
 	}
+	// A rescue fenced by the cutoff at which a reaper found the claim
+	// lapsed: after a renewal past it (another process's run beat since),
+	// it is stale and changes nothing.
+	cutoff := f.now.Add(2 * time.Minute)
+	if err := f.b.Renew(f.ctx, cs[0].ID, cs[0].Gen, f.now.Add(3*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	rescue := sched.Outcome{Kind: sched.OutcomeRerun, Finished: cutoff, Rescued: true, LapsedBefore: cutoff}
+	if err := f.b.Settle(f.ctx, &cs[0], rescue); !errors.Is(err, sched.ErrStale) {
+		t.Errorf("rescue of a claim renewed past the reaper's cutoff = %v, want ErrStale", err)
+	}
+	f.counts(sched.Counts{Awaiting: 2})
+	if err := f.b.Renew(f.ctx, cs[0].ID, cs[0].Gen, f.now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
 	f.succeed(cs, s)
 	if exp, _ := f.b.Expired(f.ctx, f.now.Add(2*time.Hour), nil); len(exp) != 0 {
 		t.Errorf("settled entries expire: %v", keys(exp))
