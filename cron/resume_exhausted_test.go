@@ -10,6 +10,25 @@ import (
 	"github.com/jobkit/jobkit/sched"
 )
 
+// startedEngine returns a started Engine of one worker, stopped when the
+// test ends: startEngine for the tests inside the package.
+func startedEngine(t *testing.T) *Engine {
+	t.Helper()
+	e, err := New(Config{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(context.Background()); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	return e
+}
+
 // onceAt fires once, at at.
 type onceAt struct{ at time.Time }
 
@@ -29,18 +48,7 @@ func TestResumeWithNoFurtherTimeEndsTheEntry(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		e, err := New(Config{Workers: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			if err := e.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-		}()
+		e := startedEngine(t)
 		ran := 0
 		fn := func(context.Context, time.Time) error { ran++; return nil }
 		if err := e.Register(ctx, "j", onceAt{time.Now().Add(time.Minute)}, fn); err != nil {
@@ -96,18 +104,7 @@ func TestResumeDuringARunWithNoFurtherTimeKeepsItsRetry(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		e, err := New(Config{Workers: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			if err := e.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-		}()
+		e := startedEngine(t)
 		runs := 0
 		fn := func(ctx context.Context, _ time.Time) error {
 			if runs++; runs == 1 {

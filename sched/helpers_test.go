@@ -72,15 +72,15 @@ func start(t *testing.T, s *sched.Scheduler, release func()) {
 	})
 }
 
-// lapseElsewhere has "another process" take the one pending entry of mem,
-// start it with a lease of a second and go away; once the lease lapsed, it
-// returns what in's Reap reports. It runs in a testing/synctest bubble.
-func lapseElsewhere(t *testing.T, mem *sched.Memory[int, int], in *sched.Inspector) []sched.Rescue {
+// claimElsewhere has "another process" take the one pending entry of mem
+// and start it with a lease of a second; the claim's scope closes when the
+// test ends. It runs in a testing/synctest bubble.
+func claimElsewhere(t *testing.T, mem *sched.Memory[int, int]) sched.Claim[int, int] {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now()
 	sc := scope.New()
-	defer func() { _ = sc.Close(scope.Succeeded()) }()
+	t.Cleanup(func() { _ = sc.Close(scope.Succeeded()) })
 	cs, err := mem.Take(ctx, sc, sched.TakeRequest{Now: now, Max: 1, LeaseUntil: now.Add(time.Second)}, nil)
 	if err != nil || len(cs) != 1 {
 		t.Fatalf("Take = %d claims, %v; want 1", len(cs), err)
@@ -88,8 +88,17 @@ func lapseElsewhere(t *testing.T, mem *sched.Memory[int, int], in *sched.Inspect
 	if err := mem.Start(ctx, &cs[0], now, now.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
+	return cs[0]
+}
+
+// lapseElsewhere has "another process" claim the one pending entry of mem
+// (claimElsewhere) and go away; once the lease lapsed, it returns what in's
+// Reap reports. It runs in a testing/synctest bubble.
+func lapseElsewhere(t *testing.T, mem *sched.Memory[int, int], in *sched.Inspector) []sched.Rescue {
+	t.Helper()
+	claimElsewhere(t, mem)
 	time.Sleep(2 * time.Second) // the other process is gone: its lease lapses
-	rs, err := in.Reap(ctx, time.Now(), 0)
+	rs, err := in.Reap(context.Background(), time.Now(), 0)
 	if err != nil {
 		t.Fatalf("Reap: %v", err)
 	}

@@ -179,19 +179,10 @@ func TestReapOfAnotherProcesssClaimThatBeatSinceRescuesNothing(t *testing.T) {
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: be, Handler: nop[int, int]})
 		q.Pause() // only the other process, below, takes the entry
 		id := must.Add(t, q, 1)
-		now := time.Now()
-		sc := scope.New()
-		defer func() { _ = sc.Close(scope.Succeeded()) }()
-		cs, err := mem.Take(ctx, sc, sched.TakeRequest{Now: now, Max: 1, LeaseUntil: now.Add(time.Second)}, nil)
-		if err != nil || len(cs) != 1 {
-			t.Fatalf("Take = %d claims, %v; want 1", len(cs), err)
-		}
-		if err := mem.Start(ctx, &cs[0], now, now.Add(time.Second)); err != nil {
-			t.Fatal(err)
-		}
+		c := claimElsewhere(t, mem)
 		time.Sleep(2 * time.Second) // the other process's lease lapses...
 		be.after = func() {         // ...and it beats once the reaper read it
-			if err := mem.Renew(ctx, cs[0].ID, cs[0].Gen, time.Now().Add(time.Hour)); err != nil {
+			if err := mem.Renew(ctx, c.ID, c.Gen, time.Now().Add(time.Hour)); err != nil {
 				t.Error(err)
 			}
 		}
