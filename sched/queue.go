@@ -150,11 +150,6 @@ type queueBase struct {
 	// than wait for it.
 	dmu         sync.Mutex
 	dispatching atomic.Bool
-	// taking is the lease (nanoseconds since the epoch) of the claims of a
-	// dispatch whose Take may have claimed entries that no live batch
-	// holds yet, from before its Take until its batch is live; 0: none
-	// (see Queue.reap).
-	taking atomic.Int64
 	// admitting is set while a goroutine of awaitAdmission waits in the
 	// governor's line for the queue, so that the loops pick other queues.
 	admitting atomic.Bool
@@ -680,7 +675,6 @@ func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit govern
 	q.dmu.Lock()
 	q.dispatching.Store(true)
 	defer func() {
-		q.taking.Store(0)
 		q.dispatching.Store(false)
 		q.dmu.Unlock()
 	}()
@@ -718,10 +712,6 @@ func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit govern
 	req := TakeRequest{Now: now, Max: max}
 	if q.lease > 0 {
 		req.LeaseUntil = now.Add(q.lease)
-		// Before the Take, until the batch is live (the deferred call
-		// above): a reaper that finds a lapsed claim in no live batch
-		// must not take it for no batch's while this Take's may be it.
-		q.taking.Store(q.s.ns(req.LeaseUntil))
 	}
 	claims, err := q.backend.Take(ctx, sc, req, b.claims[:0])
 	took = true

@@ -113,10 +113,11 @@ func TestReapDoesNotRescueAClaimOfABatchThatWentLiveDuringIt(t *testing.T) {
 }
 
 // The same, with the Expired's reply in before the Take's: the lapsed
-// claim is in no live batch yet, and the loop's Take, still in flight, may
-// hold it (its lease, as the Take asked, lapsed): Reap leaves it for the
-// next sweep, and the entry runs once, as its batch starts it.
-func TestReapLeavesAClaimOfATakeInFlight(t *testing.T) {
+// claim is in no live batch yet, and the loop's Take, still in flight,
+// holds it (its lease, as the Take asked, lapsed): Reap rescues it in the
+// backend, fenced by its cutoff, and the batch's Start then finds it stale
+// and skips it; the entry runs once, when it is taken again.
+func TestReapOfAClaimOfATakeInFlightRunsItOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		s, in := rescuing(t, 2)
@@ -136,8 +137,8 @@ func TestReapLeavesAClaimOfATakeInFlight(t *testing.T) {
 		<-be.taking
 		time.Sleep(2 * time.Second) // the Take's reply is late: its lease lapsed
 		rs, err := in.Reap(ctx, time.Now(), 0)
-		if err != nil || len(rs) != 0 {
-			t.Errorf("Reap = %+v, %v; want the claim of the Take in flight left alone", rs, err)
+		if err != nil || len(rs) != 1 || rs[0].ID != id || rs[0].Running {
+			t.Errorf("Reap = %+v, %v; want the lapsed claim of the Take in flight rescued, not running", rs, err)
 		}
 		close(be.takeGo)
 		synctest.Wait()

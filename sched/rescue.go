@@ -43,9 +43,9 @@ func (i *Inspector) EnableRescue() {
 // MaxRescues), and its worker is replaced, so that capacity does not dip
 // while the old handler hangs; one waiting in a batch goes back to pending.
 // A claim held by no batch of this process (a shared backend's, of another
-// process) is rescued in the backend alone; one that a dispatch's Take in
-// flight may hold is left for the next sweep. Every rescue is fenced by the
-// run's generation: a late result of the old run is ignored. Reap does
+// process, or of a dispatch's Take in flight) is rescued in the backend
+// alone, fenced by the cutoff at which it lapsed. Every rescue is fenced by
+// the run's generation: a late result of the old run is ignored. Reap does
 // not wait for a worker's call of the backend (a Start or Settle, which may
 // wait on I/O): a batch whose lock stays held through such a call is left
 // for the next sweep, its claims neither renewed nor rescued meanwhile and
@@ -101,9 +101,13 @@ func (i *Inspector) Abandoned() int {
 // that went live before then is among them, and one whose run started
 // since (renewing its lease) is asked under its lock, which sees the
 // renewal. A batch still going live (its Take returned, not yet listed)
-// may hold such a claim too: while a dispatch's Take may have claimed
-// entries with a lease that ended before before, the lapsed claims no
-// listed batch holds are left for the next sweep. Before, the batches were
+// may hold such a claim too: its rescue in the backend is fenced by
+// before (Outcome.LapsedBefore), so that either it settles the claim
+// before the batch's Start, which then finds it stale and skips it, or
+// the Start renewed the lease and the rescue is stale. (Leaving such
+// claims for the next sweep while a Take was in flight let one Take that
+// hangs hold up the rescue of every lapsed claim of the queue, another
+// process's too.) Before, the batches were
 // listed before Expired, and a claim of one that went live in between, its
 // run started, was settled as a rerun behind its back: the entry ran again
 // while its first run, never cancelled, still ran.
@@ -112,11 +116,7 @@ func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time) ([]Rescue
 	if err != nil || len(claims) == 0 {
 		return nil, err
 	}
-	// taking first, then the live batches: a dispatch that cleared it had
-	// made its batch live before.
-	taking := q.taking.Load()
 	lives := q.s.lives()
-	pending := taking != 0 && taking <= q.s.ns(before)
 	var out []Rescue
 	for i := range claims {
 		c := &claims[i]
@@ -133,10 +133,10 @@ func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time) ([]Rescue
 		switch {
 		case res.held && !res.rescued:
 			continue // its lease was renewed since Expired read it
-		case !res.held && (busy || pending):
+		case !res.held && busy:
 			// A batch in a backend call may hold it (one whose claims
-			// are not known: rescues off), or one going live: left for
-			// the next sweep, not settled behind the batch's back.
+			// are not known: rescues off): left for the next sweep, not
+			// settled behind the batch's back.
 			continue
 		}
 		if !res.held {
