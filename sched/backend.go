@@ -219,9 +219,9 @@ type Outcome struct {
 	// that found the claim lapsed, for a rescue (Rescued) of a claim no
 	// batch of this process holds: another process's, whose run may have
 	// started or beaten since, or one of a Take in flight, whose batch
-	// may have gone live and started it since. Settle then settles it only if its lease
-	// still ends before LapsedBefore, and otherwise returns ErrStale and
-	// changes nothing.
+	// may have gone live and started it since. Settle then settles it
+	// only if its lease still ends before LapsedBefore, and otherwise
+	// returns ErrStale and changes nothing.
 	LapsedBefore time.Time
 }
 

@@ -658,8 +658,12 @@ func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64, before time.Time) 
 	if q != &b.q.queueBase {
 		return rescueResult{}
 	}
+	refs := b.refs.Load()
+	if !refs.mayHold(id, gen) {
+		return rescueResult{} // known not to hold it: its lock is not needed
+	}
 	if !b.lockBriefly() {
-		return rescueResult{busy: b.refs.Load().mayHold(id, gen)}
+		return rescueResult{busy: true}
 	}
 	defer b.mu.Unlock()
 	if b.abandoned || b.finished {

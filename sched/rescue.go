@@ -107,10 +107,10 @@ func (i *Inspector) Abandoned() int {
 // the Start renewed the lease and the rescue is stale. (Leaving such
 // claims for the next sweep while a Take was in flight let one Take that
 // hangs hold up the rescue of every lapsed claim of the queue, another
-// process's too.) Before, the batches were
-// listed before Expired, and a claim of one that went live in between, its
-// run started, was settled as a rerun behind its back: the entry ran again
-// while its first run, never cancelled, still ran.
+// process's too.) Before, the batches were listed before Expired, and a
+// claim of one that went live in between, its run started, was settled as
+// a rerun behind its back: the entry ran again while its first run, never
+// cancelled, still ran.
 func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time) ([]Rescue, error) {
 	claims, err := q.backend.Expired(ctx, before, nil)
 	if err != nil || len(claims) == 0 {

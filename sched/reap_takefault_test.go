@@ -35,7 +35,7 @@ func (b *exitingTake) Take(ctx context.Context, s *scope.Scope, r sched.TakeRequ
 
 // A Take that panics or exits after its lease lapsed holds up nothing:
 // another process's lapsed claim is rescued by the next Reap.
-func TestReview5TakeFaultHoldsUpNoRescue(t *testing.T) {
+func TestATakeFaultHoldsUpNoRescue(t *testing.T) {
 	for _, panics := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := context.Background()

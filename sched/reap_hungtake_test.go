@@ -17,7 +17,7 @@ import (
 // the cutoff (Outcome.LapsedBefore), so a claim of the Take in flight is
 // safe to rescue too. Before, every lapsed claim that no live batch held
 // was left "for the next sweep" for as long as the Take hung.
-func TestReview5HungTakeDoesNotHoldUpAnotherProcesssRescue(t *testing.T) {
+func TestAHungTakeDoesNotHoldUpAnotherProcesssRescue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		mem := sched.NewMemory[int, int]()
