@@ -25,6 +25,14 @@ type slowTakeExpired struct {
 	onceT, onceE    atomic.Bool
 }
 
+func newSlowTakeExpired() *slowTakeExpired {
+	return &slowTakeExpired{
+		Backend: sched.NewMemory[int, int](),
+		taking:  make(chan struct{}), takeGo: make(chan struct{}),
+		expiring: make(chan struct{}), expGo: make(chan struct{}),
+	}
+}
+
 func (b *slowTakeExpired) Take(ctx context.Context, s *scope.Scope, r sched.TakeRequest, dst []sched.Claim[int, int]) ([]sched.Claim[int, int], error) {
 	cs, err := b.Backend.Take(ctx, s, r, dst)
 	if len(cs) > 0 && b.onceT.CompareAndSwap(false, true) {
@@ -58,11 +66,7 @@ func TestReapDoesNotRescueAClaimOfABatchThatWentLiveDuringIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		s, in := rescuing(t, 2)
-		be := &slowTakeExpired{
-			Backend: sched.NewMemory[int, int](),
-			taking:  make(chan struct{}), takeGo: make(chan struct{}),
-			expiring: make(chan struct{}), expGo: make(chan struct{}),
-		}
+		be := newSlowTakeExpired()
 		var running, most atomic.Int32
 		first, quit := make(chan struct{}), make(chan struct{})
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
@@ -121,11 +125,7 @@ func TestReapOfAClaimOfATakeInFlightRunsItOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		s, in := rescuing(t, 2)
-		be := &slowTakeExpired{
-			Backend: sched.NewMemory[int, int](),
-			taking:  make(chan struct{}), takeGo: make(chan struct{}),
-			expiring: make(chan struct{}), expGo: make(chan struct{}),
-		}
+		be := newSlowTakeExpired()
 		close(be.expGo)
 		var runs atomic.Int32
 		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
