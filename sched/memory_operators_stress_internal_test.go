@@ -60,11 +60,17 @@ func operatorsStress(t *testing.T, seed uint64) {
 					if r.IntN(2) == 0 {
 						lease = n.Add(time.Second)
 					}
+					// The claims are recorded under mu with the Take, so
+					// that a reaper that rescues one (and releases it
+					// first) finds it recorded: recorded after, a claim
+					// rescued and taken again meanwhile looked claimed
+					// twice.
+					mu.Lock()
 					cs, err := m.Take(ctx, s, TakeRequest{Now: n, Max: 1 + r.IntN(3), LeaseUntil: lease}, nil)
 					if err != nil {
+						mu.Unlock()
 						panic(err)
 					}
-					mu.Lock()
 					for _, c := range cs {
 						if g, ok := active[c.ID]; ok {
 							select {
