@@ -38,7 +38,10 @@ func (i *Inspector) EnableRescue() {
 
 // Reap renews the leases of the runs of queues with AutoRenew whose
 // handlers have not returned, then rescues every claim whose lease ended
-// before now − grace: a running one has its context cancelled and its
+// before now − grace (now is the scheduler's Clock's time, as package
+// recovery passes it: a now ahead of it could rescue a claim of another
+// process, or of a Take in flight, whose run started since with a lease
+// ending before then): a running one has its context cancelled and its
 // entry run again without spending an attempt (or poisoned, past
 // MaxRescues), and its worker is replaced, so that capacity does not dip
 // while the old handler hangs; one waiting in a batch goes back to pending.
