@@ -38,26 +38,26 @@ func (i *Inspector) EnableRescue() {
 
 // Reap renews the leases of the runs of queues with AutoRenew whose
 // handlers have not returned, then rescues every claim whose lease ended
-// before now − grace (now is the scheduler's Clock's time, as package
-// recovery passes it: a now ahead of it could rescue a claim of another
-// process, or of a Take in flight, whose run started since with a lease
-// ending before then): a running one has its context cancelled and its
+// before now − grace: a running one has its context cancelled and its
 // entry run again without spending an attempt (or poisoned, past
 // MaxRescues), and its worker is replaced, so that capacity does not dip
 // while the old handler hangs; one waiting in a batch goes back to pending.
-// A claim held by no batch of this process (a shared backend's, of another
-// process, or of a dispatch's Take in flight) is rescued in the backend
-// alone, fenced by the cutoff at which it lapsed. Every rescue is fenced by
-// the run's generation: a late result of the old run is ignored. Reap does
-// not wait for a worker's call of the backend (a Start or Settle, which may
-// wait on I/O): a batch whose lock stays held through such a call is left
-// for the next sweep, its claims neither renewed nor rescued meanwhile and
-// none it may hold settled behind its back, while the lapsed claims it is
-// known not to hold (with rescues on, every claim but its own) are rescued
-// as usual. A call that never returns so holds its batch's claims and
-// worker until StopAndCancel cancels the context it waits under: a
-// backend bounds its calls' waits. Reap returns what it rescued. It is what a reaper (package recovery) calls once per
-// interval.
+// now is the scheduler's Clock's time, as package recovery passes it.
+//
+// A claim held by no batch of this process (another process's, on a shared
+// backend, or one of a Take still in flight) is rescued in the backend
+// alone, fenced by the cutoff at which it lapsed (Outcome.LapsedBefore): a
+// run that started or beat since keeps it. Every rescue is fenced by the
+// run's generation too: a late result of the old run is ignored.
+//
+// Reap does not wait for a worker's call of the backend (a Start or Settle,
+// which may wait on I/O): a batch whose lock stays held through such a call
+// is left for the next sweep, its claims neither renewed nor rescued
+// meanwhile, while the lapsed claims it is known not to hold are rescued
+// as usual. A call that never returns holds its batch's claims and worker
+// until StopAndCancel cancels the context it waits under: a backend bounds
+// its calls' waits. Reap returns what it rescued. It is what a reaper
+// (package recovery) calls once per interval.
 func (i *Inspector) Reap(ctx context.Context, now time.Time, grace time.Duration) ([]Rescue, error) {
 	if err := i.check(ctx); err != nil {
 		return nil, err
@@ -99,21 +99,13 @@ func (i *Inspector) Abandoned() int {
 
 // reap rescues the claims of q whose leases ended before before.
 //
-// A lapsed claim that no live batch holds is settled in the backend alone,
-// so the live batches are listed after Expired read the claims: a batch
-// that went live before then is among them, and one whose run started
-// since (renewing its lease) is asked under its lock, which sees the
-// renewal. A batch still going live (its Take returned, not yet listed)
-// may hold such a claim too: its rescue in the backend is fenced by
-// before (Outcome.LapsedBefore), so that either it settles the claim
-// before the batch's Start, which then finds it stale and skips it, or
-// the Start renewed the lease and the rescue is stale. (Leaving such
-// claims for the next sweep while a Take was in flight let one Take that
-// hangs hold up the rescue of every lapsed claim of the queue, another
-// process's too.) Before, the batches were listed before Expired, and a
-// claim of one that went live in between, its run started, was settled as
-// a rerun behind its back: the entry ran again while its first run, never
-// cancelled, still ran.
+// The live batches are listed after Expired read the claims, so that a
+// batch that went live before then is asked, under its lock, which sees a
+// lease its run renewed since. A batch still going live (its Take in
+// flight) is not listed: its claims are rescued in the backend, fenced by
+// before, so that either the rescue comes first and the batch's Start
+// finds the claim stale, or the Start renewed the lease and the rescue is
+// stale.
 func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time) ([]Rescue, error) {
 	claims, err := q.backend.Expired(ctx, before, nil)
 	if err != nil || len(claims) == 0 {
