@@ -116,7 +116,8 @@ func (j *job) nextAfter(t time.Time) time.Time {
 // some, drop the rest). At a dispatch (onTime), an activation whose run is
 // merely late is not missed, whether or not catch-ups wait before it: only
 // when the following activation has passed too are they missed; after a
-// run every activation before its end was missed. A schedule that panics stops the job, as in nextAfter.
+// run every activation before its end was missed. A schedule that panics
+// stops the job, as in nextAfter.
 func (j *job) advance(now time.Time, onTime bool) {
 	if j.next.IsZero() || !j.next.Before(now) {
 		return
