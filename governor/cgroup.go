@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -93,8 +94,8 @@ func findCgroups(fsys fs.FS) (cgroups, error) {
 				continue
 			}
 			if fields[0] == "0" && fields[1] == "" {
-				if m, ok := mounts.find("cgroup2", ""); ok {
-					v2 = m.dir(fsys, SourceCgroupV2, fields[2])
+				if d, ok := mounts.dir(fsys, SourceCgroupV2, "cgroup2", "", fields[2]); ok {
+					v2 = d
 				}
 				continue
 			}
@@ -102,8 +103,8 @@ func findCgroups(fsys fs.FS) (cgroups, error) {
 				if c != controller {
 					continue
 				}
-				if m, ok := mounts.find("cgroup", controller); ok {
-					return m.dir(fsys, SourceCgroupV1, fields[2])
+				if d, ok := mounts.dir(fsys, SourceCgroupV1, "cgroup", controller, fields[2]); ok {
+					return d
 				}
 			}
 		}
@@ -153,29 +154,43 @@ func parseMountinfo(b []byte) (mountTable, error) {
 	return mounts, nil
 }
 
-// find returns the first mount of fstype whose super options include
-// controller (any mount when controller is empty).
-func (t mountTable) find(fstype, controller string) (mount, bool) {
+// dir returns the directory of cgroup path cgPath among the mounts of
+// fstype whose super options include controller (any mount when controller
+// is empty): in the first of them that holds it, its root a prefix of
+// cgPath and the directory there; or, if none does, as the first of them
+// gives it (see mount.dir). A hierarchy may be mounted several times, with
+// different roots (a bind mount of one cgroup somewhere else, say), and the
+// first mount listed need not be the one that holds the process's cgroup.
+// False if no mount matches.
+func (t mountTable) dir(fsys fs.FS, v Source, fstype, controller, cgPath string) (cgroupDir, bool) {
+	var first cgroupDir
+	found := false
 	for _, m := range t {
-		if m.fstype != fstype {
+		if m.fstype != fstype || (controller != "" && !slices.Contains(m.options, controller)) {
 			continue
 		}
-		if controller == "" {
-			return m, true
+		d, holds := m.resolve(fsys, v, cgPath)
+		if holds {
+			return d, true
 		}
-		for _, o := range m.options {
-			if o == controller {
-				return m, true
-			}
+		if !found {
+			first, found = d, true
 		}
 	}
-	return mount{}, false
+	return first, found
 }
 
 // dir returns the directory of cgroup path cgPath in mount m. When the path is
 // not under the mount's root, or the directory is missing (as in some
 // containers without a cgroup namespace), the mount point itself is used.
 func (m mount) dir(fsys fs.FS, v Source, cgPath string) cgroupDir {
+	d, _ := m.resolve(fsys, v, cgPath)
+	return d
+}
+
+// resolve is dir, and reports whether m holds cgPath: the path is under
+// its root and its directory exists.
+func (m mount) resolve(fsys fs.FS, v Source, cgPath string) (cgroupDir, bool) {
 	mnt := strings.TrimPrefix(path.Clean(m.point), "/")
 	if mnt == "" {
 		mnt = "."
@@ -183,13 +198,14 @@ func (m mount) dir(fsys fs.FS, v Source, cgPath string) cgroupDir {
 	d := cgroupDir{version: v, mount: mnt, leaf: mnt}
 	rel, ok := strings.CutPrefix(path.Clean(cgPath), path.Clean(m.root))
 	if !ok || (rel != "" && rel[0] != '/' && m.root != "/") {
-		return d
+		return d, false
 	}
 	leaf := path.Join(mnt, rel)
 	if fi, err := fs.Stat(fsys, leaf); err == nil && fi.IsDir() {
 		d.leaf = leaf
+		return d, true
 	}
-	return d
+	return d, false
 }
 
 // unescapeMount undoes the octal escapes (\040 for a space) of mountinfo paths.
