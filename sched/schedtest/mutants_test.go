@@ -68,6 +68,9 @@ func (b *mutant) Take(ctx context.Context, s *scope.Scope, r sched.TakeRequest, 
 }
 
 func (b *mutant) Start(ctx context.Context, c *sched.Claim[P, string], now, leaseUntil time.Time) error {
+	if err := b.refuseDone(ctx); err != nil {
+		return err
+	}
 	if b.kind == "startIgnoresLease" {
 		leaseUntil = time.Time{} // the take's lease stays
 	}
@@ -75,10 +78,70 @@ func (b *mutant) Start(ctx context.Context, c *sched.Claim[P, string], now, leas
 }
 
 func (b *mutant) Progress(ctx context.Context, id sched.ID, gen uint64, p sched.Progress) error {
+	if err := b.refuseDone(ctx); err != nil {
+		return err
+	}
 	if b.kind == "progressDropped" {
 		p = sched.Progress{} // fenced as it should be, but the report is lost
 	}
+	if b.kind == "staleProgressRecorded" {
+		gen = b.liveGen(ctx, id, gen)
+	}
 	return b.Memory.Progress(ctx, id, gen, p)
+}
+
+// refuseDone, for the mutant refusesDoneContext, refuses a done context
+// as a backend that checks ctx first would: the scheduler settles the runs
+// StopAndCancel ends under their cancelled contexts.
+func (b *mutant) refuseDone(ctx context.Context) error {
+	if b.kind == "refusesDoneContext" && ctx != nil {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// liveGen returns the generation of entry id's run if it is awaiting or
+// running, else gen: a backend that forgets to compare generations.
+func (b *mutant) liveGen(ctx context.Context, id sched.ID, gen uint64) uint64 {
+	if e, err := b.Memory.Get(ctx, id); err == nil && (e.State == sched.StateAwaiting || e.State == sched.StateRunning) {
+		return e.Gen
+	}
+	return gen
+}
+
+func (b *mutant) Settle(ctx context.Context, c *sched.Claim[P, string], o sched.Outcome) error {
+	if err := b.refuseDone(ctx); err != nil {
+		return err
+	}
+	if b.kind == "rescueAlwaysStale" && !o.LapsedBefore.IsZero() {
+		return sched.ErrStale // never rescues another process's claim
+	}
+	return b.Memory.Settle(ctx, c, o)
+}
+
+func (b *mutant) Renew(ctx context.Context, id sched.ID, gen uint64, until time.Time) error {
+	if err := b.refuseDone(ctx); err != nil {
+		return err
+	}
+	if b.kind == "staleRenewAccepted" {
+		gen = b.liveGen(ctx, id, gen)
+	}
+	return b.Memory.Renew(ctx, id, gen, until)
+}
+
+func (b *mutant) Expired(ctx context.Context, now time.Time, dst []sched.Claim[P, string]) ([]sched.Claim[P, string], error) {
+	n := len(dst)
+	dst, err := b.Memory.Expired(ctx, now, dst)
+	if b.kind == "expiredSkipsRunning" {
+		kept := dst[:n]
+		for _, c := range dst[n:] {
+			if e, _ := b.Memory.Get(ctx, c.ID); e.State != sched.StateRunning {
+				kept = append(kept, c)
+			}
+		}
+		dst = kept
+	}
+	return dst, err
 }
 
 func (b *mutant) Get(ctx context.Context, id sched.ID) (sched.Entry[P, string], error) {
@@ -107,7 +170,8 @@ func TestSuiteRejectsBrokenBackends(t *testing.T) {
 			t.Fatalf("the unbroken wrapper fails the suite: %v\n%s", err, out)
 		}
 	})
-	for _, k := range []string{"muteRequeue", "claimsWithoutPayload", "startIgnoresLease", "progressDropped", "getWithoutPayload"} {
+	for _, k := range []string{"muteRequeue", "claimsWithoutPayload", "startIgnoresLease", "progressDropped", "getWithoutPayload",
+		"refusesDoneContext", "staleRenewAccepted", "staleProgressRecorded", "rescueAlwaysStale", "expiredSkipsRunning"} {
 		t.Run(k, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestSuiteRejectsBrokenBackends$", "-test.count=1")
 			cmd.Env = append(os.Environ(), "SCHEDTEST_MUTANT="+k)
