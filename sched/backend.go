@@ -37,9 +37,10 @@ import (
 //     the tail). A queue not opened as Grouped refuses an entry with a
 //     group (ErrInvalid).
 //   - Fencing: every run gets a generation larger than the entry's last;
-//     Start, Settle and Renew of another generation return ErrStale and
-//     change nothing, and so does a rescue's Settle (Outcome.LapsedBefore)
-//     of a claim whose lease was renewed since the reaper found it lapsed.
+//     Start, Settle, Renew and Progress of another generation return
+//     ErrStale and change nothing, and so does a rescue's Settle
+//     (Outcome.LapsedBefore) of a claim whose lease was renewed since the
+//     reaper found it lapsed.
 //   - Scopes: Take registers on s; when s closes, entries it took that were
 //     not settled go back to pending at their positions, as a rerun.
 //   - Retention: final entries are kept while QueueInfo.Retention says, then

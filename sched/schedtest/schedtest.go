@@ -53,6 +53,7 @@ func TestBackend(t *testing.T, open Open) {
 		{"UnsettledAtSuccessIsARerun", testUnsettledAtSuccess},
 		{"Outcomes", testOutcomes},
 		{"Fencing", testFencing},
+		{"DoneContexts", testDoneContexts},
 		{"Groups", testGroups},
 		{"Disabled", testDisabled},
 		{"Retention", testRetention},

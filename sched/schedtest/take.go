@@ -1,6 +1,7 @@
 package schedtest
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -183,14 +184,65 @@ func testFencing(t *testing.T, f *fixture) {
 	if next[0].Gen <= cs[0].Gen {
 		t.Errorf("a new run's generation %d is not above the last one's %d", next[0].Gen, cs[0].Gen)
 	}
+	if err := f.b.Start(f.ctx, &next[0], f.now, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	// The earlier run, late, while the new one runs: its Renew and
+	// Progress are stale and change nothing.
+	if err := f.b.Renew(f.ctx, cs[0].ID, cs[0].Gen, f.now.Add(time.Hour)); !errors.Is(err, sched.ErrStale) {
+		t.Errorf("Renew of an earlier run while a new one runs = %v, want ErrStale", err)
+	}
+	if exp, _ := f.b.Expired(f.ctx, f.now.Add(2*time.Hour), nil); len(exp) != 0 {
+		t.Errorf("a stale Renew gave the new run, which has no lease, one: Expired = %v", keys(exp))
+	}
+	if err := f.b.Progress(f.ctx, cs[0].ID, cs[0].Gen, sched.Progress{Done: 5}); !errors.Is(err, sched.ErrStale) {
+		t.Errorf("Progress of an earlier run while a new one runs = %v, want ErrStale", err)
+	}
+	if e, err := f.b.Get(f.ctx, cs[0].ID); err != nil || e.Progress.Done == 5 {
+		t.Errorf("Get = progress %+v, %v; a stale Progress was recorded", e.Progress, err)
+	}
 	if err := f.b.Settle(f.ctx, &cs[0], sched.Outcome{Kind: sched.OutcomeFailed, Finished: f.now}); !errors.Is(err, sched.ErrStale) {
 		t.Errorf("a late Settle of an earlier run = %v, want ErrStale", err)
 	}
 	if err := f.b.Settle(f.ctx, &sched.Claim[Payload, string]{ID: 1 << 40}, sched.Outcome{Kind: sched.OutcomeSucceeded}); !errors.Is(err, sched.ErrNotFound) {
 		t.Errorf("Settle of an unknown entry = %v, want ErrNotFound", err)
 	}
-	f.succeed(next, s2)
+	if err := f.b.Settle(f.ctx, &next[0], sched.Outcome{Kind: sched.OutcomeSucceeded, Finished: f.now}); err != nil {
+		t.Fatal(err)
+	}
+	s2.Close(scope.Succeeded())
 	f.counts(sched.Counts{Succeeded: 1})
+}
+
+// testDoneContexts checks that Start, Settle, Renew and Progress do not
+// refuse a done context: the scheduler calls them under the run's context,
+// and settles under it the runs StopAndCancel cancelled.
+func testDoneContexts(t *testing.T, f *fixture) {
+	id, _ := f.add("a")
+	done, cancel := context.WithCancel(f.ctx)
+	cancel()
+	s := scope.New()
+	cs, err := f.b.Take(f.ctx, s, sched.TakeRequest{Now: f.now, Max: 1, LeaseUntil: f.now.Add(time.Minute)}, nil)
+	if err != nil || len(cs) != 1 {
+		t.Fatal(keys(cs), err)
+	}
+	if err := f.b.Start(done, &cs[0], f.now, f.now.Add(time.Minute)); err != nil {
+		t.Errorf("Start under a done context = %v, want nil", err)
+	}
+	if err := f.b.Renew(done, id, cs[0].Gen, f.now.Add(time.Hour)); err != nil {
+		t.Errorf("Renew under a done context = %v, want nil", err)
+	}
+	if err := f.b.Progress(done, id, cs[0].Gen, sched.Progress{Done: 1}); err != nil {
+		t.Errorf("Progress under a done context = %v, want nil", err)
+	}
+	if err := f.b.Settle(done, &cs[0], sched.Outcome{Kind: sched.OutcomeRerun, Finished: f.now}); err != nil {
+		t.Errorf("Settle under a done context = %v, want nil", err)
+	}
+	s.Close(scope.Succeeded())
+	f.counts(sched.Counts{Pending: 1})
+	if e, err := f.b.Get(f.ctx, id); err != nil || e.Reruns != 1 {
+		t.Errorf("Get = %d reruns, %v; want the rerun settled under a done context", e.Reruns, err)
+	}
 }
 
 func testGroups(t *testing.T, f *fixture) {
@@ -282,10 +334,25 @@ func testLeases(t *testing.T, f *fixture) {
 		t.Errorf("rescue of a claim renewed past the reaper's cutoff = %v, want ErrStale", err)
 	}
 	f.counts(sched.Counts{Awaiting: 2})
-	if err := f.b.Renew(f.ctx, cs[0].ID, cs[0].Gen, f.now.Add(time.Minute)); err != nil {
+	// Started with a lease that ends before the cutoff, it is lapsed
+	// there again: the rescue settles it, pending again, with a rerun and
+	// a rescue counted.
+	if err := f.b.Start(f.ctx, &cs[0], f.now, f.now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	f.succeed(cs, s)
+	if err := f.b.Settle(f.ctx, &cs[0], rescue); err != nil {
+		t.Errorf("rescue of a claim whose lease still ends before the reaper's cutoff = %v, want it settled", err)
+	}
+	f.run(&cs[1], sched.Outcome{Kind: sched.OutcomeSucceeded})
+	if err := s.Close(scope.Succeeded()); err != nil {
+		t.Fatal(err)
+	}
+	f.counts(sched.Counts{Pending: 1, Succeeded: 1})
+	again, s := f.wantTake(1, "a")
+	if again[0].Rescues != 1 || again[0].Reruns != 1 || again[0].Attempts != 0 {
+		t.Errorf("a after its rescue: %d rescues, %d reruns, %d attempts; want 1, 1 and 0", again[0].Rescues, again[0].Reruns, again[0].Attempts)
+	}
+	f.succeed(again, s)
 	if exp, _ := f.b.Expired(f.ctx, f.now.Add(2*time.Hour), nil); len(exp) != 0 {
 		t.Errorf("settled entries expire: %v", keys(exp))
 	}
@@ -311,6 +378,9 @@ func testClaimsAndRequeues(t *testing.T, f *fixture) {
 	}
 	if exp, _ := f.b.Expired(f.ctx, f.now.Add(2*time.Minute), nil); len(exp) != 0 {
 		t.Errorf("a run started with a lease of an hour expired after the take's lease: %v", keys(exp))
+	}
+	if exp, _ := f.b.Expired(f.ctx, f.now.Add(2*time.Hour), nil); len(exp) != 1 || exp[0].ID != id || exp[0].Gen != cs[0].Gen {
+		t.Errorf("Expired after a running run's lease = %v; want a at its generation", keys(exp))
 	}
 	if err := f.b.Progress(f.ctx, id, cs[0].Gen, sched.Progress{Done: 3, Total: 9}); err != nil {
 		t.Fatal(err)
