@@ -25,9 +25,10 @@
 //     state, with the reason in its errors).
 //
 // The Reaper also raises alerts — a log warning, a metric and a hook — when
-// an entry has been taken more than TakenThreshold times (retries and
-// reruns count), and when many entries of a queue wait while none of its
-// runs ends.
+// a look finds an entry running that has been taken more than
+// TakenThreshold times (retries and reruns count; runs that fall between
+// looks are not seen), and when many entries of a queue wait while none of
+// its runs ends.
 //
 // A panic in a handler is never a rescue: the scheduler settles the run at
 // once as a failure carrying its stack.

@@ -31,9 +31,12 @@ type Config struct {
 	// to Interval; not negative.
 	Grace time.Duration
 
-	// TakenThreshold: an entry taken more than this many times (its runs:
-	// retries and reruns count) raises an alert. Defaults to 10; negative
-	// turns the alert off.
+	// TakenThreshold: an entry that a look finds awaiting a worker or
+	// running, taken more than this many times with that run (its runs:
+	// retries and reruns count), raises an alert. A look sees only the
+	// runs in progress at its moment: an entry whose runs all fall between
+	// looks (a quick handler retried after a backoff) raises none. Defaults
+	// to 10; negative turns the alert off.
 	TakenThreshold int
 
 	// StallThreshold: a queue with at least this many entries waiting to run
@@ -75,7 +78,8 @@ type MetricsProvider interface {
 type AlertKind uint8
 
 const (
-	// TakenTooOften: an entry was taken more than TakenThreshold times.
+	// TakenTooOften: an entry a look found awaiting or running was taken
+	// more than TakenThreshold times.
 	TakenTooOften AlertKind = iota + 1
 	// Stalled: entries wait while no run of the queue ends.
 	Stalled
