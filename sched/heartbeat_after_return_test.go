@@ -12,10 +12,11 @@ import (
 )
 
 // Job.Heartbeat "returns ErrStale, and renews nothing, once the run is no
-// longer the entry's current one (it was rescued, or the handler
-// returned)". A Job whose handler returned, kept by the caller, beats the
-// batch's next run, for which the scheduler reuses it (see Job).
-func TestHeartbeatOfAReturnedRunIsStale(t *testing.T) {
+// longer the entry's current one (it was rescued, or the handler returned
+// and the batch has no next run: a Job kept past its handler's return
+// stands for the batch's next run, which it renews; see Job)". The doc said
+// once that it returned ErrStale whenever the handler had returned.
+func TestHeartbeatOfAReturnedRunBeatsTheBatchsNextRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		s := must.New(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
@@ -42,8 +43,8 @@ func TestHeartbeatOfAReturnedRunIsStale(t *testing.T) {
 		}
 		first := <-jobs // its handler returned: entry 1 succeeded
 		<-jobs          // entry 2 runs
-		if err := first.Heartbeat(ctx); !errors.Is(err, sched.ErrStale) {
-			t.Errorf("Heartbeat of a run whose handler returned = %v, want ErrStale (the Job now stands for entry %d's run)", err, first.ID)
+		if err := first.Heartbeat(ctx); err != nil || first.ID != 2 {
+			t.Errorf("Heartbeat of a kept Job while the batch's next run runs = %v, for entry %d; want nil, for entry 2", err, first.ID)
 		}
 		close(gate)
 		synctest.Wait()

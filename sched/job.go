@@ -53,7 +53,9 @@ func (j *Job[T, K]) Progress(ctx context.Context, p Progress) error {
 // lease duration from now, so that the reaper does not rescue it. A
 // heartbeat after the lease lapsed, before a rescue, still renews it. It
 // returns ErrStale, and renews nothing, once the run is no longer the
-// entry's current one (it was rescued, or the handler returned).
+// entry's current one (it was rescued, or the handler returned and the
+// batch has no next run: a Job kept past its handler's return stands for
+// the batch's next run, which it renews; see Job).
 func (j *Job[T, K]) Heartbeat(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
