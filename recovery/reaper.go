@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/jobkit/jobkit/internal/isolate"
 	"github.com/jobkit/jobkit/internal/panicval"
@@ -109,12 +112,17 @@ type Alert struct {
 	At               time.Time
 }
 
-// String describes the alert in one line.
+// String describes the alert in one line. A queue name with characters
+// that are not printable (a line break, say) is quoted, as %q quotes it.
 func (a Alert) String() string {
-	if a.Kind == TakenTooOften {
-		return fmt.Sprintf("%s/%d taken %d times", a.Queue, a.ID, a.Taken)
+	queue := a.Queue
+	if strings.ContainsFunc(queue, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		queue = strconv.Quote(queue)
 	}
-	return fmt.Sprintf("%s: %d entries waiting, %d running, none ended", a.Queue, a.Waiting, a.Running)
+	if a.Kind == TakenTooOften {
+		return fmt.Sprintf("%s/%d taken %d times", queue, a.ID, a.Taken)
+	}
+	return fmt.Sprintf("%s: %d entries waiting, %d running, none ended", queue, a.Waiting, a.Running)
 }
 
 // Stats are a reaper's counts since it started.
