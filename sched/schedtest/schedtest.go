@@ -61,6 +61,7 @@ func TestBackend(t *testing.T, open Open) {
 		{"ListInIDOrder", testList},
 		{"DeleteAndRetry", testDeleteAndRetry},
 		{"Leases", testLeases},
+		{"StartWithZeroLease", testStartWithZeroLease},
 		{"UntilNotifyAndReset", testUntilNotifyAndReset},
 		{"ClaimsAndRequeues", testClaimsAndRequeues},
 		{"PendingAgainWhileItsTakeIsOpen", testPendingWhileTakeOpen},

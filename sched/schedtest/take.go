@@ -425,3 +425,22 @@ func testPendingWhileTakeOpen(t *testing.T, f *fixture) {
 	}
 	f.wantTake(1, "b")
 }
+
+// testStartWithZeroLease checks Start's lease: "with the lease running
+// until leaseUntil (the zero time: none)". A run started with the zero
+// time, taken with a lease, has none: it never expires.
+func testStartWithZeroLease(t *testing.T, f *fixture) {
+	f.add("a")
+	s := scope.New()
+	defer s.Close(scope.Succeeded())
+	cs, err := f.b.Take(f.ctx, s, sched.TakeRequest{Now: f.now, Max: 1, LeaseUntil: f.now.Add(time.Minute)}, nil)
+	if err != nil || len(cs) != 1 {
+		t.Fatal(keys(cs), err)
+	}
+	if err := f.b.Start(f.ctx, &cs[0], f.now, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if exp, _ := f.b.Expired(f.ctx, f.now.Add(time.Hour), nil); len(exp) != 0 {
+		t.Errorf("a run started with the zero lease expired: %v", keys(exp))
+	}
+}
