@@ -73,7 +73,8 @@ type Backend[T any, K comparable] interface {
 	Take(ctx context.Context, s *scope.Scope, r TakeRequest, dst []Claim[T, K]) ([]Claim[T, K], error)
 
 	// Start moves the claimed entry to StateRunning at now, with the lease
-	// running until leaseUntil (the zero time: none).
+	// running until leaseUntil (the zero time: the take's lease, if any,
+	// stays as it was).
 	Start(ctx context.Context, c *Claim[T, K], now, leaseUntil time.Time) error
 
 	// Settle records how the run of c ended and moves the entry on.

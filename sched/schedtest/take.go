@@ -427,8 +427,10 @@ func testPendingWhileTakeOpen(t *testing.T, f *fixture) {
 }
 
 // testStartWithZeroLease checks Start's lease: "with the lease running
-// until leaseUntil (the zero time: none)". A run started with the zero
-// time, taken with a lease, has none: it never expires.
+// until leaseUntil (the zero time: the take's lease, if any, stays as it
+// was)". A run taken with a lease of a minute and started with the zero
+// time expires when the take's lease ends. (The contract said once that
+// the zero time gave the run no lease; Memory kept the take's.)
 func testStartWithZeroLease(t *testing.T, f *fixture) {
 	f.add("a")
 	s := scope.New()
@@ -440,7 +442,10 @@ func testStartWithZeroLease(t *testing.T, f *fixture) {
 	if err := f.b.Start(f.ctx, &cs[0], f.now, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if exp, _ := f.b.Expired(f.ctx, f.now.Add(time.Hour), nil); len(exp) != 0 {
-		t.Errorf("a run started with the zero lease expired: %v", keys(exp))
+	if exp, _ := f.b.Expired(f.ctx, f.now.Add(30*time.Second), nil); len(exp) != 0 {
+		t.Errorf("a run started with the zero lease expired before the take's lease ended: %v", keys(exp))
+	}
+	if exp, _ := f.b.Expired(f.ctx, f.now.Add(2*time.Minute), nil); len(exp) != 1 || exp[0].Gen != cs[0].Gen {
+		t.Errorf("a run started with the zero lease, after the take's lease ended: Expired = %v; want a at its generation", keys(exp))
 	}
 }
