@@ -33,6 +33,13 @@ func (b *mutant) Open(q sched.QueueInfo) error {
 			}
 		}
 	}
+	if b.kind == "maxZeroKeepsAll" { // Retention: "zero keeps none"
+		for _, max := range []*int{&q.Retention.MaxSucceeded, &q.Retention.MaxFailed, &q.Retention.MaxCancelled} {
+			if *max == 0 {
+				*max = 1 << 30
+			}
+		}
+	}
 	return b.Memory.Open(q)
 }
 
@@ -70,6 +77,9 @@ func (b *mutant) Take(ctx context.Context, s *scope.Scope, r sched.TakeRequest, 
 func (b *mutant) Start(ctx context.Context, c *sched.Claim[P, string], now, leaseUntil time.Time) error {
 	if err := b.refuseDone(ctx); err != nil {
 		return err
+	}
+	if b.kind == "startedAtDropped" {
+		now = time.Time{} // the entry's StartedAt is lost
 	}
 	if b.kind == "startIgnoresLease" {
 		leaseUntil = time.Time{} // the take's lease stays
@@ -171,7 +181,8 @@ func TestSuiteRejectsBrokenBackends(t *testing.T) {
 		}
 	})
 	for _, k := range []string{"muteRequeue", "claimsWithoutPayload", "startIgnoresLease", "progressDropped", "getWithoutPayload",
-		"refusesDoneContext", "staleRenewAccepted", "staleProgressRecorded", "rescueAlwaysStale", "expiredSkipsRunning"} {
+		"refusesDoneContext", "staleRenewAccepted", "staleProgressRecorded", "rescueAlwaysStale", "expiredSkipsRunning",
+		"maxZeroKeepsAll", "startedAtDropped"} {
 		t.Run(k, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestSuiteRejectsBrokenBackends$", "-test.count=1")
 			cmd.Env = append(os.Environ(), "SCHEDTEST_MUTANT="+k)
