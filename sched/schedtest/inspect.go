@@ -64,6 +64,12 @@ func testRetention(t *testing.T, f *fixture) {
 		t.Error("entries left after every retention ended")
 	}
 	g.counts(sched.Counts{})
+	// A bound of zero keeps none, however long the time.
+	none := f.with(sched.QueueInfo{Name: "q3", Retention: sched.Retention{Succeeded: time.Hour, Failed: time.Hour, Cancelled: time.Hour}})
+	none.finish(sched.OutcomeSucceeded, "s")
+	none.finish(sched.OutcomeFailed, "f")
+	none.finish(sched.OutcomeCancelled, "c")
+	none.counts(sched.Counts{})
 }
 
 func testBlockFailed(t *testing.T, f *fixture) {

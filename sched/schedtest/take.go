@@ -360,7 +360,8 @@ func testLeases(t *testing.T, f *fixture) {
 
 // testClaimsAndRequeues checks what the other tests take on trust: a
 // claim carries its entry's payload and retry policy; Start's lease
-// replaces the take's; Progress is recorded and Get returns the payload;
+// replaces the take's, and Expired reports the run when it lapses;
+// Progress and the start's time are recorded and Get returns the payload;
 // and a rerun or a scope's close that puts an entry back notifies.
 func testClaimsAndRequeues(t *testing.T, f *fixture) {
 	policy := &sched.RetryPolicy{MaxRetries: 7}
@@ -385,8 +386,8 @@ func testClaimsAndRequeues(t *testing.T, f *fixture) {
 	if err := f.b.Progress(f.ctx, id, cs[0].Gen, sched.Progress{Done: 3, Total: 9}); err != nil {
 		t.Fatal(err)
 	}
-	if e, err := f.b.Get(f.ctx, id); err != nil || e.Progress.Done != 3 || e.Payload.Note != "a" {
-		t.Errorf("Get = progress %+v, payload %+v, %v; want the progress reported and the payload", e.Progress, e.Payload, err)
+	if e, err := f.b.Get(f.ctx, id); err != nil || e.Progress.Done != 3 || e.Payload.Note != "a" || !e.StartedAt.Equal(f.now) {
+		t.Errorf("Get = progress %+v, payload %+v, started %v, %v; want the progress reported, the payload and the start's time", e.Progress, e.Payload, e.StartedAt, err)
 	}
 	notified := f.notified
 	if err := f.b.Settle(f.ctx, &cs[0], sched.Outcome{Kind: sched.OutcomeRerun, Finished: f.now}); err != nil {
