@@ -47,10 +47,12 @@ type Config struct {
 	// running, raises an alert. Defaults to 100; negative turns it off.
 	StallThreshold int
 
-	// OnAlert, if not nil, is called with each alert, in the reaper's
-	// goroutine; it must not block for long (a panic in it is logged and
-	// the reaper goes on; if it calls runtime.Goexit, that is logged and a
-	// new goroutine of the reaper's goes on). Alerts are logged too.
+	// OnAlert, if not nil, is called with each alert, in the goroutine of
+	// the look that raised it: the reaper's, or that of a caller of Look.
+	// It must not block for long (a panic in it is logged and the look goes
+	// on; if it calls runtime.Goexit, that is logged and, in the reaper's
+	// goroutine, a new goroutine of the reaper's goes on, while a caller's
+	// Look ends with the caller's goroutine). Alerts are logged too.
 	OnAlert func(Alert)
 
 	// Metrics, if not nil, counts rescues, poisonings and alerts by queue.
