@@ -26,7 +26,9 @@ type Payload struct {
 }
 
 // Open returns a new, empty backend that has not been opened. The suite
-// calls it once per subtest.
+// calls it at least once per subtest, and again, with the same t, in a
+// subtest that needs a queue opened with other QueueInfo (Groups,
+// BlockFailed, Retention): each call must return a backend of its own.
 type Open func(t *testing.T) sched.Backend[Payload, string]
 
 // t0 is the time the suite's clock starts at.
