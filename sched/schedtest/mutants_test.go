@@ -141,6 +141,9 @@ func (b *mutant) Renew(ctx context.Context, id sched.ID, gen uint64, until time.
 
 func (b *mutant) Expired(ctx context.Context, now time.Time, dst []sched.Claim[P, string]) ([]sched.Claim[P, string], error) {
 	n := len(dst)
+	if b.kind == "expiredAtTheCutoff" {
+		now = now.Add(time.Nanosecond) // a lease ending at now counts as ended before it
+	}
 	dst, err := b.Memory.Expired(ctx, now, dst)
 	if b.kind == "expiredSkipsRunning" {
 		kept := dst[:n]
@@ -182,7 +185,7 @@ func TestSuiteRejectsBrokenBackends(t *testing.T) {
 	})
 	for _, k := range []string{"muteRequeue", "claimsWithoutPayload", "startIgnoresLease", "progressDropped", "getWithoutPayload",
 		"refusesDoneContext", "staleRenewAccepted", "staleProgressRecorded", "rescueAlwaysStale", "expiredSkipsRunning",
-		"maxZeroKeepsAll", "startedAtDropped"} {
+		"maxZeroKeepsAll", "startedAtDropped", "expiredAtTheCutoff"} {
 		t.Run(k, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestSuiteRejectsBrokenBackends$", "-test.count=1")
 			cmd.Env = append(os.Environ(), "SCHEDTEST_MUTANT="+k)
