@@ -322,6 +322,9 @@ func testLeases(t *testing.T, f *fixture) {
 	if exp, _ := f.b.Expired(f.ctx, f.now, nil); len(exp) != 0 {
 		t.Errorf("Expired before any lease ended = %v", keys(exp))
 	}
+	if exp, _ := f.b.Expired(f.ctx, f.now.Add(time.Minute), nil); len(exp) != 0 {
+		t.Errorf("Expired at the instant a's lease ends = %v; want none: a lease that ends at now did not end before it", keys(exp))
+	}
 	// A rescue fenced by the cutoff at which a reaper found the claim
 	// lapsed: after a renewal past it (another process's run beat since),
 	// it is stale and changes nothing.
