@@ -467,8 +467,9 @@ func (r *Reaper) alert(a Alert) {
 }
 
 // hook calls OnAlert, logging a panic of it rather than letting it end the
-// reaper, or the process; and logging its runtime.Goexit, after which a new
-// loop goes on (see loop).
+// reaper, or the process; and logging its runtime.Goexit, which ends the
+// goroutine of the look: in the reaper's, a new loop goes on (see loop); a
+// caller's Look does not return.
 func (r *Reaper) hook(a Alert) {
 	returned := false
 	defer func() {
@@ -476,7 +477,7 @@ func (r *Reaper) hook(a Alert) {
 		case v != nil:
 			r.log(slog.LevelError, "recovery: OnAlert panicked", slog.String("panic", panicval.String(v)), slog.String("stack", string(debug.Stack())))
 		case !returned:
-			r.log(slog.LevelError, "recovery: OnAlert called runtime.Goexit; the reaper goes on in a new goroutine", slog.String("stack", string(debug.Stack())))
+			r.log(slog.LevelError, "recovery: OnAlert called runtime.Goexit, which ends the goroutine of the look: the reaper's own is replaced by a new one, a caller's Look does not return", slog.String("stack", string(debug.Stack())))
 		}
 	}()
 	r.cfg.OnAlert(a)
