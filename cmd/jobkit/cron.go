@@ -18,7 +18,8 @@ const cronLayout = time.RFC3339 + " MST"
 const maxCronRuns = 10000
 
 // runCron implements `jobkit cron "<spec>" [-n 5] [-tz Zone] [-from time]`:
-// it prints the next n run times of spec, one a line, and returns the exit
+// it prints the next n run times of spec, one a line (at most n: none after
+// the year 9999, which RFC 3339 cannot write), and returns the exit
 // status: 0, or 2 with a message on stderr for a bad spec, zone or flag.
 // Flags may come before or after the spec.
 func runCron(args []string, stdout, stderr io.Writer, now time.Time) int {
@@ -84,7 +85,9 @@ flags:`)
 	}
 	t := now
 	for range *n {
-		if t = s.Next(t); t.IsZero() {
+		// RFC 3339 has four-digit years: the listing ends before a time
+		// after 9999, as it does when there is no next time.
+		if t = s.Next(t); t.IsZero() || t.Year() > 9999 {
 			break
 		}
 		fmt.Fprintln(stdout, t.Format(cronLayout))

@@ -26,6 +26,9 @@ func TestCronPrintsRunTimes(t *testing.T) {
 		{[]string{"-n=1", "-tz=Asia/Kolkata", "0 9 * * *"}, "2026-01-01T09:00:00+05:30 IST\n"},
 		{[]string{"-n", "1", "-tz", "UTC", "CRON_TZ=Australia/Lord_Howe 15 2 * * *", "-from", "2026-10-03T12:00:00+10:30"},
 			"2026-10-04T02:30:00+11:00 +11\n"},
+		// RFC 3339 has four-digit years: the listing stops at the end of 9999.
+		{[]string{"0 0 1 1 *", "-n", "3", "-tz", "UTC", "-from", "9998-06-01T00:00:00Z"},
+			"9999-01-01T00:00:00Z UTC\n"},
 	}
 	for _, c := range cases {
 		var out, errs bytes.Buffer
