@@ -337,6 +337,16 @@ func (s *Scheduler) stop(ctx context.Context, cancel bool) error {
 	case s.life <- struct{}{}:
 		defer func() { <-s.life }()
 	case <-ctx.Done():
+		if cancel {
+			// Another Stop holds the lifecycle, waiting for the handlers
+			// (with no deadline, maybe): StopAndCancel abandons the runs
+			// still going all the same, which lets that Stop return too.
+			// It leaves the rest of the drain to that Stop, which closes
+			// the workers' channel.
+			if n := s.abandonRuns(); n > 0 {
+				return fmt.Errorf("%w: %d runs", ErrAbandoned, n)
+			}
+		}
 		return ctx.Err()
 	}
 	if !started {
@@ -351,16 +361,7 @@ func (s *Scheduler) stop(ctx context.Context, cancel bool) error {
 			return err
 		}
 		// StopAndCancel ran out of time: abandon the runs still going.
-		// Their entries go back to pending; their handlers keep their
-		// goroutines until they return.
-		n := 0
-		for _, b := range s.lives() {
-			if b.abandon() {
-				n++
-			}
-		}
-		if n > 0 {
-			s.log.Warn("sched: stop abandoned runs whose handlers did not return", slog.Int("runs", n))
+		if n := s.abandonRuns(); n > 0 {
 			// What is left ends promptly: the workers not abandoned have
 			// no batch, and the helpers' context is cancelled.
 			s.workers.Wait()
@@ -370,6 +371,22 @@ func (s *Scheduler) stop(ctx context.Context, cancel bool) error {
 		return err
 	}
 	return wait(ctx, &s.helpers)
+}
+
+// abandonRuns abandons the runs still going at a StopAndCancel that ran
+// out of time, and returns how many: their entries go back to pending (see
+// StopAndCancel); their handlers keep their goroutines until they return.
+func (s *Scheduler) abandonRuns() int {
+	n := 0
+	for _, b := range s.lives() {
+		if b.abandon() {
+			n++
+		}
+	}
+	if n > 0 {
+		s.log.Warn("sched: stop abandoned runs whose handlers did not return", slog.Int("runs", n))
+	}
+	return n
 }
 
 // closeWork closes the workers' channel once.
