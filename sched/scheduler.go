@@ -334,43 +334,66 @@ func (s *Scheduler) stop(ctx context.Context, cancel bool) error {
 		return nil
 	}
 	select {
-	case s.life <- struct{}{}:
-		defer func() { <-s.life }()
-	case <-ctx.Done():
-		if cancel {
-			// Another Stop holds the lifecycle, waiting for the handlers
-			// (with no deadline, maybe): StopAndCancel abandons the runs
-			// still going all the same, which lets that Stop return too.
-			// It leaves the rest of the drain to that Stop, which closes
-			// the workers' channel.
-			if n := s.abandonRuns(); n > 0 {
-				return fmt.Errorf("%w: %d runs", ErrAbandoned, n)
-			}
+	case s.life <- struct{}{}: // free: taken even if ctx is done, so that a StopAndCancel drains what it abandons
+	default:
+		if err := s.awaitLife(ctx, cancel); err != nil {
+			return err
 		}
-		return ctx.Err()
 	}
+	defer func() { <-s.life }()
 	if !started {
 		return nil
 	}
 	if err := wait(ctx, &s.loops); err != nil {
-		return err
+		// Also StopAndCancel's: a ctx done already, or one that ends while
+		// a loop finishes a backend call, leaves the handlers running too.
+		return s.timedOut(cancel, err)
 	}
 	s.closeWork()
 	if err := wait(ctx, &s.workers); err != nil {
-		if !cancel {
-			return err
-		}
-		// StopAndCancel ran out of time: abandon the runs still going.
-		if n := s.abandonRuns(); n > 0 {
-			// What is left ends promptly: the workers not abandoned have
-			// no batch, and the helpers' context is cancelled.
-			s.workers.Wait()
-			s.helpers.Wait()
-			return fmt.Errorf("%w: %d runs", ErrAbandoned, n)
-		}
-		return err
+		return s.timedOut(cancel, err)
 	}
 	return wait(ctx, &s.helpers)
+}
+
+// awaitLife waits for life, held by another Start or stop, and takes it;
+// or returns ctx's error once ctx is done. StopAndCancel abandons the runs
+// still going then all the same: the other stop may be a Stop with no
+// deadline that waits for them, which can then return too; it leaves the
+// rest of the drain to that stop.
+func (s *Scheduler) awaitLife(ctx context.Context, cancel bool) error {
+	select {
+	case s.life <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+	}
+	if cancel {
+		if n := s.abandonRuns(); n > 0 {
+			return fmt.Errorf("%w: %d runs", ErrAbandoned, n)
+		}
+	}
+	return ctx.Err()
+}
+
+// timedOut is what a stop that holds life returns when its ctx ended with
+// err while it waited for the loops or the workers: Stop returns err.
+// StopAndCancel abandons the runs still going and, if there were any,
+// waits for the rest, which ends promptly (the loops' and helpers' context
+// is cancelled, the workers not abandoned have no run and their channel
+// is closed), and returns ErrAbandoned.
+func (s *Scheduler) timedOut(cancel bool, err error) error {
+	if !cancel {
+		return err
+	}
+	n := s.abandonRuns()
+	if n == 0 {
+		return err
+	}
+	s.loops.Wait()
+	s.closeWork()
+	s.workers.Wait()
+	s.helpers.Wait()
+	return fmt.Errorf("%w: %d runs", ErrAbandoned, n)
 }
 
 // abandonRuns abandons the runs still going at a StopAndCancel that ran
