@@ -831,12 +831,18 @@ func (q *Queue[T, K]) outcome(c *Claim[T, K], err error, start, end time.Time) (
 	case *CancelError:
 		return Outcome{Kind: OutcomeCancelled, Finished: end}
 	}
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
+		// Not returned with recover nil: under GODEBUG=panicnil=1, a
+		// panic(nil), which recover cannot tell from none; o was never
+		// set then. (Or a Goexit, which run's way out classifies again.)
+		if v := recover(); v != nil || !returned {
 			o = q.faulted(c, err, end)
 		}
 	}()
-	return q.classify(c, err, start, end)
+	o = q.classify(c, err, start, end)
+	returned = true
+	return o
 }
 
 // faulted is the outcome of a run whose error faulted as it was
