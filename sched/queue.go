@@ -422,8 +422,12 @@ func (q *Queue[T, K]) keyAndGroup(v T) (k K, group string, err error) {
 	if q.keyOf == nil && q.groupOf == nil {
 		return q.key(v), "", nil
 	}
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
+		// Not returned with recover nil: under GODEBUG=panicnil=1, a
+		// panic(nil), which recover cannot tell from none (or a Goexit,
+		// which ends the caller's goroutine all the same).
+		if r := recover(); r != nil || !returned {
 			err = fmt.Errorf("%w: the queue's Key or Group function panicked: %s", ErrInvalid, panicval.String(r))
 		}
 	}()
@@ -431,6 +435,7 @@ func (q *Queue[T, K]) keyAndGroup(v T) (k K, group string, err error) {
 	if q.groupOf != nil {
 		group = q.groupOf(v)
 	}
+	returned = true
 	return k, group, nil
 }
 
