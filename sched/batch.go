@@ -469,6 +469,15 @@ func (q *queueBase) guardedCall(in string, leave bool, f func() error) (err erro
 	return err
 }
 
+// jobCall calls the backend's method in through f for a handler's call of
+// a Job method (Heartbeat, Progress): a panic of the backend's is logged
+// with its stack and returned as the call's error, as on the scheduler's
+// other goroutines, rather than taken for the handler's own panic. The
+// queue is not left alone: the handler, not a loop, calls again.
+func (q *queueBase) jobCall(in string, f func() error) error {
+	return q.guardedCall(in, false, f)
+}
+
 // settleAs settles claim c with outcome *o and counts it settled.
 func (b *batch[T, K]) settleAs(c *Claim[T, K], o *Outcome) {
 	q := b.q
@@ -694,9 +703,11 @@ func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64, before time.Time) 
 // rescue). The backend's Renew is called without the lock: it may wait
 // (a durable backend's I/O, bounded by ctx, which a rescue cancels), and a
 // rescue or StopAndCancel must not wait for it. A rescue that comes
-// between the two wins: the heartbeat then returns ErrStale.
+// between the two wins: the heartbeat then returns ErrStale. A panic of
+// the backend's is logged and is the heartbeat's error (see jobCall).
 func (b *batch[T, K]) beat(ctx context.Context, id ID, gen uint64, until time.Time) error {
-	if err := b.q.backend.Renew(ctx, id, gen, until); err != nil {
+	q := b.q
+	if err := q.jobCall("Renew", func() error { return q.backend.Renew(ctx, id, gen, until) }); err != nil {
 		return err
 	}
 	b.mu.Lock()

@@ -46,7 +46,9 @@ func (j *Job[T, K]) Progress(ctx context.Context, p Progress) error {
 	if j == nil || j.b == nil {
 		return ErrStale
 	}
-	return j.b.q.backend.Progress(ctx, j.ID, j.gen, p)
+	q := j.b.q
+	id, gen := j.ID, j.gen
+	return q.jobCall("Progress", func() error { return q.backend.Progress(ctx, id, gen, p) })
 }
 
 // Heartbeat renews the run's lease (see QueueConfig.Lease) to the queue's
