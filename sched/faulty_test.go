@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/jobkit/jobkit/internal/testkit"
 	"github.com/jobkit/jobkit/sched"
 	"github.com/jobkit/jobkit/sched/internal/must"
 	"github.com/jobkit/jobkit/scope"
@@ -63,7 +64,7 @@ func TestPanickingBackendIsContained(t *testing.T) {
 // set), and whose constructors panic or return nil if told to.
 type panicky struct {
 	armed   atomic.Bool
-	newMode string // "panic" or "nil" makes NewAddsMetric panic or return nil
+	newMode string // "panic", "panic nil" or "nil" makes NewAddsMetric panic, panic with nil or return nil
 	which   string // "adds", "latency", "duration", "unfinished", …
 	fault   func()
 	calls   atomic.Int64
@@ -77,6 +78,8 @@ func (p *panicky) NewAddsMetric(string) sched.CounterMetric {
 	switch p.newMode {
 	case "panic":
 		panic("provider bug")
+	case "panic nil":
+		panic(testkit.NilValue())
 	case "nil":
 		return nil
 	}
