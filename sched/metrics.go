@@ -97,8 +97,11 @@ type queueMetrics struct {
 // newQueueMetrics makes the metrics of the queue named name. A provider
 // that panics or returns a nil metric is an error wrapping ErrInvalid.
 func newQueueMetrics(p MetricsProvider, name string, log *slog.Logger) (m *queueMetrics, err error) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
+		// Not returned with recover nil: under GODEBUG=panicnil=1, a
+		// panic(nil), which recover cannot tell from none.
+		if r := recover(); r != nil || !returned {
 			m, err = nil, fmt.Errorf("%w: the metrics provider panicked: %s", ErrInvalid, panicval.String(r))
 		}
 	}()
@@ -114,6 +117,7 @@ func newQueueMetrics(p MetricsProvider, name string, log *slog.Logger) (m *queue
 		log:        log,
 		name:       name,
 	}
+	returned = true
 	if m.depth == nil || m.adds == nil || m.latency == nil || m.duration == nil ||
 		m.unfinished == nil || m.longest == nil || m.retries == nil {
 		return nil, fmt.Errorf("%w: the metrics provider returned a nil metric", ErrInvalid)
