@@ -256,12 +256,20 @@ func finalizeAll(fins []Finalizer, exit Exit) error {
 //
 //go:noinline
 func finalize(f Finalizer, exit Exit) (err error) {
+	returned := false
 	defer func() {
 		if v := recover(); v != nil {
 			err = recovered(v)
+		} else if !returned {
+			// Goexit, whose goroutine goes on ending; or, under
+			// GODEBUG=panicnil=1, a panic(nil), which recover cannot tell
+			// from it and stops: a failure, not a finalizer that returned.
+			err = ErrGoexit
 		}
 	}()
-	return f.Finalize(exit)
+	err = f.Finalize(exit)
+	returned = true
+	return err
 }
 
 // join returns nil when every error is nil, the only non-nil error as it is
