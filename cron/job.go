@@ -174,7 +174,8 @@ func safeDue(s Schedule, last, now time.Time, m Missed, exited func()) (runs []t
 }
 
 // protect calls f, user code on a path that must not be left half done,
-// and returns a *scope.PanicError if f panicked. If f calls runtime.Goexit,
+// and returns a *scope.PanicError if f panicked (scope.ErrGoexit if it
+// panicked with nil under GODEBUG=panicnil=1). If f calls runtime.Goexit,
 // which no deferred call can stop, protect notices it (f did not return)
 // and calls exited, if not nil, before the goroutine's exit goes on through
 // its caller's deferred calls: exited records what the caller would have.
@@ -183,8 +184,15 @@ func protect(f func(), exited func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &scope.PanicError{Value: r, Stack: debug.Stack()}
-		} else if !returned && exited != nil {
-			exited()
+		} else if !returned {
+			// Goexit; or, under GODEBUG=panicnil=1, a panic(nil), which
+			// recover cannot tell from it, and stops: then protect
+			// returns, after exited, with scope.ErrGoexit, so that f is
+			// not taken for having returned.
+			if exited != nil {
+				exited()
+			}
+			err = scope.ErrGoexit
 		}
 	}()
 	f()
