@@ -1,0 +1,73 @@
+package sched_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
+)
+
+// A queue idle for a long time earns no credit either when no queue stayed
+// ready to take its virtual time from: busy ran a hundred runs alone and
+// drained; idle, which never ran, and busy become ready together (the only
+// worker held meanwhile by a run of a third queue). The package's bound then
+// says that busy, ready, waits at most (P/p·b + 2·B)·d = 3·d while idle is
+// saturated. Before, idle kept the virtual time of its registration (0)
+// and ran all its ten entries before busy's first: a queue idle for a
+// week, on its next burst, had the workers to itself until it caught up on
+// a week of the others' slot-time.
+func TestIdlenessEarnsNoCreditWhenNoQueueStayedReady(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const d = 10 * time.Millisecond
+		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
+		var (
+			mu    sync.Mutex
+			order []string
+		)
+		logged := func(name string) sched.Handler[int, int] {
+			return func(_ context.Context, j *sched.Job[int, int]) error {
+				mu.Lock()
+				order = append(order, name+strconv.Itoa(j.Key))
+				mu.Unlock()
+				time.Sleep(d)
+				return nil
+			}
+		}
+		release := make(chan struct{})
+		busy := must.Queue(t, s, "busy", sched.QueueConfig[int, int]{BatchSize: 1, Handler: logged("busy")})
+		idle := must.Queue(t, s, "idle", sched.QueueConfig[int, int]{BatchSize: 1, Handler: logged("idle")})
+		gate := must.Queue(t, s, "gate", sched.QueueConfig[int, int]{BatchSize: 1,
+			Handler: func(context.Context, *sched.Job[int, int]) error { <-release; return nil }})
+		fill(t, busy, 0, 100)
+		time.Sleep(200 * d) // busy's hundred runs, alone
+		synctest.Wait()     // busy drained: every queue is idle
+		must.Add(t, gate, 0)
+		synctest.Wait() // the gate's run holds the only worker
+		fill(t, busy, 100, 10)
+		fill(t, idle, 0, 10)
+		mu.Lock()
+		order = order[:0]
+		mu.Unlock()
+		close(release)
+		time.Sleep(100 * d)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		before := 0
+		for _, r := range order {
+			if r[:4] == "busy" {
+				break
+			}
+			before++
+		}
+		if len(order) != 20 || before > 3 {
+			t.Errorf("runs once both were ready: %v; idle ran %d times before busy's first, want at most 3 (P/p·b + 2·B)", order, before)
+		}
+	})
+}
