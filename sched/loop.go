@@ -249,7 +249,8 @@ func repanic() {
 // when it is done; a run counts at least minRunCost), and the ready queue
 // with the smallest pass is picked, ties in round robin. A queue that
 // becomes ready after being idle starts at the smallest pass of the queues
-// that stayed ready, so idleness earns no credit. Saturated queues so share
+// that stayed ready, or, if none did, at the pass of the queue picked last
+// (before its charge), so idleness earns no credit. Saturated queues so share
 // the slot-time in proportion to their priorities, and a queue that used
 // less is picked first. A ready queue q waits at most until every other
 // ready queue j has used (priority j / priority q) times q's estimated
@@ -292,10 +293,19 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
 		ready = append(ready, k)
 	}
 	s.readyScratch = ready[:0]
+	if math.IsInf(continued, 1) {
+		// No queue stayed ready (every one drained, paused or at its
+		// cap at the last pick): the queues ready now start at the
+		// virtual time of the last pick. Before, they kept their passes,
+		// and a queue idle for a week, ready again with one that had
+		// just drained, had the workers to itself until it caught up on
+		// a week of the other's slot-time.
+		continued = s.vtime
+	}
 	for _, k := range ready {
 		b := s.queues[k].base()
 		if !b.wasReady {
-			if !math.IsInf(continued, 1) && b.pass < continued {
+			if b.pass < continued {
 				b.pass = continued
 			}
 			b.wasReady = true
@@ -309,6 +319,7 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
 	}
 	s.rr = (bestAt + 1) % len(s.queues)
 	b := best.base()
+	s.vtime = b.pass
 	charged := b.estimate()
 	b.pass += charged.Seconds() / float64(b.priority)
 	return best, charged, 0

@@ -49,6 +49,11 @@ type Scheduler struct {
 	started  bool
 	stopped  bool
 	rr       int // where the next pick starts, for ties
+	// vtime is the virtual time of the last pick: the pass of the queue
+	// it picked, before its charge, the smallest of the ready queues'. A
+	// queue that becomes ready when none stayed ready starts there (see
+	// pick).
+	vtime float64
 	// readyScratch is pick's list of ready queues.
 	readyScratch []int
 
