@@ -71,3 +71,63 @@ func TestIdlenessEarnsNoCreditWhenNoQueueStayedReady(t *testing.T) {
 		}
 	})
 }
+
+// A queue registered late starts at the virtual time of the queues it
+// joins, not at that of the first queue registered: first ran one batch of
+// a hundred runs and drained; late, registered then, and early, which
+// never ran, become ready together (the only worker held meanwhile by a
+// run of a third queue) and take turns, as two queues that never ran do.
+// Before, late started at first's virtual time, though first was idle,
+// and waited while early ran all its ten entries, past the bound of
+// (P/p·b + 2·B)·d = 3·d.
+func TestALateQueueStartsAtTheVirtualTimeOfTheQueuesItJoins(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const d = 10 * time.Millisecond
+		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
+		var (
+			mu    sync.Mutex
+			order []string
+		)
+		logged := func(name string) sched.Handler[int, int] {
+			return func(_ context.Context, j *sched.Job[int, int]) error {
+				mu.Lock()
+				order = append(order, name+strconv.Itoa(j.Key))
+				mu.Unlock()
+				time.Sleep(d)
+				return nil
+			}
+		}
+		release := make(chan struct{})
+		first := must.Queue(t, s, "first", sched.QueueConfig[int, int]{BatchSize: 100, Handler: logged("first")})
+		early := must.Queue(t, s, "early", sched.QueueConfig[int, int]{BatchSize: 1, Handler: logged("early")})
+		gate := must.Queue(t, s, "gate", sched.QueueConfig[int, int]{BatchSize: 1,
+			Handler: func(context.Context, *sched.Job[int, int]) error { <-release; return nil }})
+		fill(t, first, 0, 100)
+		time.Sleep(200 * d) // first's batch of a hundred runs
+		synctest.Wait()     // first drained: every queue is idle
+		late := must.Queue(t, s, "late", sched.QueueConfig[int, int]{BatchSize: 1, Handler: logged("late")})
+		must.Add(t, gate, 0)
+		synctest.Wait() // the gate's run holds the only worker
+		fill(t, early, 0, 10)
+		fill(t, late, 0, 10)
+		mu.Lock()
+		order = order[:0]
+		mu.Unlock()
+		close(release)
+		time.Sleep(100 * d)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		before := 0
+		for _, r := range order {
+			if r[:4] == "late" {
+				break
+			}
+			before++
+		}
+		if len(order) != 20 || before > 3 {
+			t.Errorf("runs once both were ready: %v; early ran %d times before late's first, want at most 3 (P/p·b + 2·B)", order, before)
+		}
+	})
+}
