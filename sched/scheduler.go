@@ -796,20 +796,20 @@ func (q *queueBase) ttl(kind OutcomeKind) time.Duration {
 	return r.Failed
 }
 
-// minPassLocked returns the smallest virtual time of the ready queues, or
-// of all of them, or 0.
+// minPassLocked returns the smallest virtual time of the ready queues, or,
+// with none ready, the virtual time of the last pick (see pick). Not that of
+// the first queue registered, ready or not, as before: a queue registered
+// after that one's long batch, ready again with a queue that never ran,
+// waited until the other caught up on the first's slot-time.
 func (s *Scheduler) minPassLocked() float64 {
-	min, any := math.Inf(1), false
+	min := math.Inf(1)
 	for _, q := range s.queues {
-		if b := q.base(); b.wasReady || !any {
-			if b.pass < min || !any {
-				min = b.pass
-			}
-			any = true
+		if b := q.base(); b.wasReady && b.pass < min {
+			min = b.pass
 		}
 	}
-	if !any {
-		return 0
+	if math.IsInf(min, 1) {
+		return s.vtime
 	}
 	return min
 }
