@@ -250,7 +250,9 @@ func repanic() {
 // with the smallest pass is picked, ties in round robin. A queue that
 // becomes ready after being idle starts at the smallest pass of the queues
 // that stayed ready, or, if none did, at the pass of the queue picked last
-// (before its charge), so idleness earns no credit. Saturated queues so share
+// (before its charge), so idleness earns no credit. Only the differences
+// of passes matter, and pick moves them all down together once they grow
+// large (see maxPass). Saturated queues so share
 // the slot-time in proportion to their priorities, and a queue that used
 // less is picked first. A ready queue q waits at most until every other
 // ready queue j has used (priority j / priority q) times q's estimated
@@ -319,11 +321,29 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
 	}
 	s.rr = (bestAt + 1) % len(s.queues)
 	b := best.base()
+	if b.pass > maxPass {
+		// Only differences of passes matter: they are moved down
+		// together, so that a charge still changes the pass it is added
+		// to. Far from 0, a float64's steps outgrow the least charge
+		// (minRunCost over MaxPriority, 10⁻⁸ s, is lost past about
+		// 1.3·10⁸ s, after a run of decades or years of slot-time),
+		// and a queue whose pass no charge moved won every pick.
+		base := b.pass
+		for _, q := range s.queues {
+			q.base().pass -= base
+		}
+	}
 	s.vtime = b.pass
 	charged := b.estimate()
 	b.pass += charged.Seconds() / float64(b.priority)
 	return best, charged, 0
 }
+
+// maxPass is the virtual time past which pick moves every queue's pass
+// down by that of the queue it picks, the smallest ready one's (about 18
+// hours of slot-time per unit of priority): below it, the least charge of
+// a batch is hundreds of steps of a float64.
+const maxPass = 1 << 16
 
 // ready reports whether q may have entries to dispatch at n (nanoseconds
 // since the epoch), and if not, when it may (0: not without a wakeup).
