@@ -2,7 +2,9 @@ package sched_test
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -72,3 +74,69 @@ func TestPrioritiesShareAfterTheVirtualTimesGrewLarge(t *testing.T) {
 		}
 	})
 }
+
+// A batch's slot-time saturates rather than wrap: two runs of 200 years in
+// one batch of big (a Clock that jumps ahead by 200 years during each)
+// make the longest Duration, and big, which used it, waits while small,
+// ready with it from the start and of runs of no time, runs all its
+// entries. Before, the sum wrapped to about −184 years, which lowered big's
+// virtual time as if it had given the worker back: big ran its four other
+// entries before small's first.
+func TestASlotTimeOfCenturiesSaturates(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		clock := new(jumpingClock)
+		s := must.New(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet, Clock: clock})
+		var (
+			mu    sync.Mutex
+			order []string
+		)
+		logged := func(name string) sched.Handler[int, int] {
+			return func(_ context.Context, j *sched.Job[int, int]) error {
+				mu.Lock()
+				order = append(order, name)
+				mu.Unlock()
+				if name == "big" && j.Key < 2 {
+					clock.jumps.Add(1) // the run took 200 years
+				}
+				return nil
+			}
+		}
+		big := must.Queue(t, s, "big", sched.QueueConfig[int, int]{BatchSize: 2, Handler: logged("big")})
+		small := must.Queue(t, s, "small", sched.QueueConfig[int, int]{BatchSize: 1, Handler: logged("small")})
+		fill(t, big, 0, 6)
+		fill(t, small, 0, 4)
+		start(t, s, nil) // both ready at the first pick: big, registered first, wins the tie
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		want := []string{"big", "big", "small", "small", "small", "small", "big", "big", "big", "big"}
+		if !slices.Equal(order, want) {
+			t.Errorf("runs %v, want %v: big, which used the longest slot-time, waits for small", order, want)
+		}
+	})
+}
+
+// jumpingClock is the system clock (the bubble's), ahead by jumps times
+// 200 years.
+type jumpingClock struct{ jumps atomic.Int64 }
+
+func (c *jumpingClock) Now() time.Time {
+	t := time.Now()
+	for range c.jumps.Load() {
+		t = t.Add(200 * 365 * 24 * time.Hour)
+	}
+	return t
+}
+
+func (c *jumpingClock) NewTimer() sched.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return jumpingTimer{t}
+}
+
+type jumpingTimer struct{ t *time.Timer }
+
+func (t jumpingTimer) C() <-chan time.Time   { return t.t.C }
+func (t jumpingTimer) Reset(d time.Duration) { t.t.Reset(d) }
+func (t jumpingTimer) Stop()                 { t.t.Stop() }
