@@ -13,6 +13,7 @@ import (
 	"github.com/jobkit/jobkit/governor"
 	"github.com/jobkit/jobkit/internal/errchain"
 	"github.com/jobkit/jobkit/internal/panicval"
+	"github.com/jobkit/jobkit/internal/sat"
 	"github.com/jobkit/jobkit/scope"
 )
 
@@ -427,7 +428,7 @@ func (b *batch[T, K]) settle(c *Claim[T, K], o *Outcome, started, end time.Time)
 		q.window.add(q.s.ns(end), 0, 1)
 	}
 	d := end.Sub(started)
-	b.used += max(d, minRunCost)
+	b.addUsed(d)
 	b.job = Job[T, K]{}
 	return ran{d: d, retried: o.Kind == OutcomeRetry, ok: true}
 }
@@ -772,7 +773,7 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 			poisoned, o.Kind = true, OutcomePoisoned
 		}
 		took = now.Sub(b.started)
-		b.used += max(took, minRunCost)
+		b.addUsed(took)
 		q.running.Add(-1)
 		b.started = time.Time{}
 		b.gone[b.cur] = true
@@ -815,6 +816,14 @@ func (b *batch[T, K]) renew(now time.Time) {
 			}
 		}
 	}
+}
+
+// addUsed adds a run of d to the slot-time the batch used, at least
+// minRunCost, saturated: two runs of centuries (a Clock that jumps) wrapped
+// the sum to a negative slot-time, which lowered the queue's pass as if it
+// had given the worker back.
+func (b *batch[T, K]) addUsed(d time.Duration) {
+	b.used = time.Duration(sat.Add(int64(b.used), int64(max(d, minRunCost))))
 }
 
 // minRunCost is the least slot-time a run is charged for fairness, so that
