@@ -52,10 +52,10 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 			continue
 		}
 		st.reserved = true
-		q, charged, at := s.pick(s.clock.Now())
+		q, charged, wait := s.pick(s.clock.Now())
 		if q == nil {
 			st.unreserve(s)
-			s.sleep(ctx, wake, timer, at, &broke)
+			s.sleep(ctx, wake, timer, wait, &broke)
 			st.unlisten(s)
 			continue
 		}
@@ -185,11 +185,14 @@ func (st *loopStep) undo(s *Scheduler) {
 	*st = loopStep{}
 }
 
-// sleep waits for wake, ctx, or until at (nanoseconds since the epoch) if at is not 0,
-// or for *broke, which it then sets to nil (see Scheduler.clockBroke).
-func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer, at int64, broke *<-chan struct{}) {
-	if at != 0 {
-		timer.Reset(subNanos(at, s.ns(s.clock.Now())))
+// sleep waits for wake, ctx, or for wait if it is not 0, or for *broke,
+// which it then sets to nil (see Scheduler.clockBroke). A wait, not an
+// instant: past the instants the epoch holds (a Clock that jumped), an
+// instant a little later is the same saturated one, and a wait until it,
+// 0, spun the loop.
+func (s *Scheduler) sleep(ctx context.Context, wake <-chan struct{}, timer Timer, wait time.Duration, broke *<-chan struct{}) {
+	if wait != 0 {
+		timer.Reset(wait)
 		defer timer.Stop()
 	}
 	select {
@@ -239,9 +242,8 @@ func repanic() {
 }
 
 // pick returns the ready queue to serve next and the slot-time it charged
-// it for the batch it is about to take; or nil and the earliest time
-// (nanoseconds since the epoch, 0 for none) at which a queue may become
-// ready without a wakeup.
+// it for the batch it is about to take; or nil and how long until a queue
+// may become ready without a wakeup (0: not without one).
 //
 // Fairness is stride scheduling over slot-time: each queue has a virtual
 // time, pass, which grows by the slot-time its batches use divided by its
@@ -257,14 +259,14 @@ func repanic() {
 // less is picked first. A ready queue q waits at most until every other
 // ready queue j has used (priority j / priority q) times q's estimated
 // batch, plus one batch each: no queue starves.
-func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
+func (s *Scheduler) pick(now time.Time) (runner, time.Duration, time.Duration) {
 	n := s.ns(now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var (
 		best      runner
 		bestAt    int
-		at        int64
+		wait      time.Duration
 		continued = math.Inf(1) // smallest pass of the queues ready before
 	)
 	ready := s.readyScratch[:0]
@@ -281,11 +283,11 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
 			}
 			continue
 		}
-		ok, when := b.ready(n)
+		ok, w := b.ready(now, n)
 		if !ok {
 			b.wasReady = false
-			if when != 0 && (at == 0 || when < at) {
-				at = when
+			if w != 0 && (wait == 0 || w < wait) {
+				wait = w
 			}
 			continue
 		}
@@ -317,7 +319,7 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
 		}
 	}
 	if best == nil {
-		return nil, 0, at
+		return nil, 0, wait
 	}
 	s.rr = (bestAt + 1) % len(s.queues)
 	b := best.base()
@@ -345,14 +347,15 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int64) {
 // a batch is hundreds of steps of a float64.
 const maxPass = 1 << 16
 
-// ready reports whether q may have entries to dispatch at n (nanoseconds
-// since the epoch), and if not, when it may (0: not without a wakeup).
-func (q *queueBase) ready(n int64) (bool, int64) {
+// ready reports whether q may have entries to dispatch at now, which is n
+// nanoseconds since the epoch, and if not, how long until it may (0: not
+// without a wakeup).
+func (q *queueBase) ready(now time.Time, n int64) (bool, time.Duration) {
 	if q.paused.Load() {
 		return false, 0 // resumed: Resume wakes the loops
 	}
 	if q.blocked(n) {
-		return false, q.blockedUntil.Load()
+		return false, subNanos(q.blockedUntil.Load(), n)
 	}
 	if q.notified.Load() <= q.drained.Load() {
 		return false, 0 // an add, a promotion or a requeue wakes the loops
@@ -361,13 +364,17 @@ func (q *queueBase) ready(n int64) (bool, int64) {
 		return false, 0 // a batch's end wakes the loops
 	}
 	if lim := q.limiter.Load(); lim != nil {
-		t := q.s.epoch.time(n)
-		if tokens := lim.TokensAt(t); tokens < 1 {
+		// At the Clock's own time, as dispatch takes the tokens: not at
+		// the epoch's n, which stands still once the Clock is past the
+		// instants the epoch holds (no token came back then, ever) and
+		// drops the monotonic reading of the system clock's times (a
+		// step back of the wall clock stalled the queue as long).
+		if tokens := lim.TokensAt(now); tokens < 1 {
 			// Saturated: at a rate of 1e-300 a second the wait does not
 			// fit a Duration, and converting it wrapped around to a wait
 			// of 1 ns, a hot loop.
 			wait := time.Duration(sat.FromFloat((1 - tokens) / float64(lim.Limit()) * float64(time.Second)))
-			return false, addNanos(n, max(wait, 1))
+			return false, max(wait, 1)
 		}
 	}
 	return true, 0
