@@ -538,8 +538,10 @@ func (q *queueBase) lowerDue(t time.Time) {
 }
 
 // promote makes the queue's due entries pending at now and returns when the
-// next one is due (0: none).
-func (q *Queue[T, K]) promote(ctx context.Context, now time.Time) int64 {
+// next one is due, in nanoseconds since the epoch (0: none) and as the
+// backend said it (zero: none), which the epoch may not tell from now (see
+// Scheduler.timekeeper).
+func (q *Queue[T, K]) promote(ctx context.Context, now time.Time) (int64, time.Time) {
 	q.dueMu.Lock()
 	defer q.dueMu.Unlock()
 	t, ok, err := q.backend.Promote(ctx, now)
@@ -548,13 +550,15 @@ func (q *Queue[T, K]) promote(ctx context.Context, now time.Time) int64 {
 		// The due time has passed: tried again in a second, not at once
 		// in a hot loop.
 		q.s.warn("backend Promote failed", q.name, err)
-		return q.s.ns(now.Add(time.Second))
+		t = now.Add(time.Second)
+		return q.s.ns(t), t
 	case ok:
 		q.due.Store(q.s.ns(t))
 	default:
 		q.due.Store(0)
+		t = time.Time{}
 	}
-	return q.due.Load()
+	return q.due.Load(), t
 }
 
 // reserveRun counts one more run in q.running and reports true, or false

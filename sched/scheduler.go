@@ -101,7 +101,7 @@ type Scheduler struct {
 type runner interface {
 	base() *queueBase
 	dispatch(ctx context.Context, now time.Time, permit governor.Permit, charged time.Duration) work
-	promote(ctx context.Context, now time.Time) int64
+	promote(ctx context.Context, now time.Time) (int64, time.Time)
 	expire(ctx context.Context, now time.Time) (time.Time, bool)
 	counts(ctx context.Context) (Counts, error)
 	list(ctx context.Context, q *Query, after ID) iter.Seq2[Summary, error]
@@ -644,7 +644,10 @@ func (s *Scheduler) retained(q *queueBase, kind OutcomeKind, fin time.Time) {
 // wakeTimekeeper wakes the timekeeper if it would look later than at
 // (nanoseconds since the epoch).
 func (s *Scheduler) wakeTimekeeper(at int64) {
-	if k := s.keeperAt.Load(); k <= 1 || at < k { // 0: asleep with no timer; 1: awake, looking
+	// 0: asleep with no timer; 1: awake, looking. A saturated at, past the
+	// instants the epoch holds, cannot be compared: it may be sooner than
+	// the wait the timekeeper took from the backends (see timekeeper).
+	if k := s.keeperAt.Load(); k <= 1 || at < k || at == math.MaxInt64 {
 		select {
 		case s.keeperWake <- struct{}{}:
 		default:
@@ -667,7 +670,10 @@ func (s *Scheduler) timekeeper(ctx context.Context) {
 		s.keeperAt.Store(1)
 		now := s.clock.Now()
 		n := s.ns(now)
-		var next int64
+		var (
+			next int64
+			soon time.Time // the soonest of the backends' own times
+		)
 		soonest := func(t int64) {
 			if t != 0 && (next == 0 || t < next) {
 				next = t
@@ -677,13 +683,25 @@ func (s *Scheduler) timekeeper(ctx context.Context) {
 		queues := s.queues
 		s.mu.Unlock()
 		for _, q := range queues {
-			due, exp := s.keep(ctx, q, now)
+			due, exp, at := s.keep(ctx, q, now)
 			soonest(due)
 			soonest(exp)
+			if !at.IsZero() && (soon.IsZero() || at.Before(soon)) {
+				soon = at
+			}
 		}
 		s.keeperAt.Store(next)
 		if next != 0 {
-			timer.Reset(subNanos(next, n))
+			d := subNanos(next, n)
+			if d <= 0 && next == math.MaxInt64 && !soon.IsZero() {
+				// Past the instants the epoch holds (a Clock that
+				// jumped), every later one is the same saturated
+				// instant, which has always come; a backend whose own
+				// instants start there tells them apart, and says
+				// how long to wait. Waiting for 0 spun until then.
+				d = soon.Sub(now)
+			}
+			timer.Reset(d)
 		}
 		select {
 		case <-ctx.Done():
@@ -726,27 +744,31 @@ func (s *Scheduler) Logger() *slog.Logger { return s.log }
 
 // keep promotes q's due entries and deletes its expired ones at now, and
 // returns when it next has one due and one expiring (nanoseconds since the
-// epoch, 0: none). A panic of q's backend is contained: logged, and q is looked at
-// again in a second.
-func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp int64) {
+// epoch, 0: none), and the sooner of the two as the backend said it, if it
+// did (zero: not asked, or none). A panic of q's backend is contained:
+// logged, and q is looked at again in a second.
+func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp int64, at time.Time) {
 	b := q.base()
 	if b.blocked(s.ns(now)) {
-		return b.blockedUntil.Load(), 0 // left alone (see containStack): looked at again then
+		return b.blockedUntil.Load(), 0, time.Time{} // left alone (see containStack): looked at again then
 	}
 	err := b.call("Promote or Expire", func() error {
 		due = b.due.Load()
 		if due != 0 && due <= s.ns(now) {
-			due = q.promote(ctx, now)
+			due, at = q.promote(ctx, now)
 		}
 		if t, ok := q.expire(ctx, now); ok {
 			exp = s.ns(t)
+			if at.IsZero() || t.Before(at) {
+				at = t
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return s.ns(now.Add(time.Second)), 0
+		return s.ns(now.Add(time.Second)), 0, time.Time{}
 	}
-	return due, exp
+	return due, exp, at
 }
 
 // respawn is deferred by the scheduler's helper goroutines (the
