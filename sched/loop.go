@@ -165,7 +165,7 @@ func (st *loopStep) fault(s *Scheduler, v any, msg string) {
 	if v != nil && !ok {
 		panic(v)
 	}
-	if q := st.q; q != nil && (p != nil || !q.base().blocked(s.ns(s.clock.Now()))) {
+	if q := st.q; q != nil && (p != nil || !q.base().blocked(s.clock.Now())) {
 		if p == nil {
 			p = &scope.PanicError{Value: exitValue(nil), Stack: debug.Stack()}
 		}
@@ -260,7 +260,6 @@ func repanic() {
 // ready queue j has used (priority j / priority q) times q's estimated
 // batch, plus one batch each: no queue starves.
 func (s *Scheduler) pick(now time.Time) (runner, time.Duration, time.Duration) {
-	n := s.ns(now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var (
@@ -283,7 +282,7 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, time.Duration) {
 			}
 			continue
 		}
-		ok, w := b.ready(now, n)
+		ok, w := b.ready(now)
 		if !ok {
 			b.wasReady = false
 			if w != 0 && (wait == 0 || w < wait) {
@@ -347,15 +346,14 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, time.Duration) {
 // a batch is hundreds of steps of a float64.
 const maxPass = 1 << 16
 
-// ready reports whether q may have entries to dispatch at now, which is n
-// nanoseconds since the epoch, and if not, how long until it may (0: not
-// without a wakeup).
-func (q *queueBase) ready(now time.Time, n int64) (bool, time.Duration) {
+// ready reports whether q may have entries to dispatch at now, and if not,
+// how long until it may (0: not without a wakeup).
+func (q *queueBase) ready(now time.Time) (bool, time.Duration) {
 	if q.paused.Load() {
 		return false, 0 // resumed: Resume wakes the loops
 	}
-	if q.blocked(n) {
-		return false, subNanos(q.blockedUntil.Load(), n)
+	if until := q.blockedUntil.Load(); until != nil && until.After(now) {
+		return false, until.Sub(now) // see blocked
 	}
 	if q.notified.Load() <= q.drained.Load() {
 		return false, 0 // an add, a promotion or a requeue wakes the loops
@@ -380,12 +378,10 @@ func (q *queueBase) ready(now time.Time, n int64) (bool, time.Duration) {
 	return true, 0
 }
 
-// blocked reports whether q is left alone at n (see blockedUntil; 0: not
-// blocked, whatever the sign of n, which is negative for an instant before
-// the epoch, as from a Clock far on that broke for the system clock).
-func (q *queueBase) blocked(n int64) bool {
+// blocked reports whether q is left alone at now (see blockedUntil).
+func (q *queueBase) blocked(now time.Time) bool {
 	until := q.blockedUntil.Load()
-	return until != 0 && until > n
+	return until != nil && until.After(now)
 }
 
 // estimate is the slot-time a batch of q is charged when it is picked. It
@@ -446,9 +442,9 @@ func (s *Scheduler) logFault(q *queueBase, msg string, p *scope.PanicError) {
 // would repeat in a hot loop: the loops and the timekeeper look at q again
 // then.
 func (q *queueBase) leaveAlone() {
-	until := q.s.ns(q.s.clock.Now().Add(time.Second))
-	q.blockedUntil.Store(until)
-	q.s.wakeTimekeeper(until)
+	until := q.s.clock.Now().Add(time.Second)
+	q.blockedUntil.Store(&until)
+	q.s.wakeTimekeeper(q.s.ns(until))
 }
 
 // fault is a fault that containStack is to log.

@@ -165,9 +165,11 @@ type queueBase struct {
 	due   atomic.Int64
 	dueMu sync.Mutex
 
-	// blockedUntil skips the queue until then (nanoseconds since the
-	// scheduler's epoch) after a dependency's fault (see leaveAlone).
-	blockedUntil atomic.Int64
+	// blockedUntil skips the queue until then (nil: not) after a
+	// dependency's fault (see leaveAlone): an instant of the Clock, not
+	// nanoseconds since the epoch, which cannot tell a second later from
+	// now once the Clock is past the instants it holds.
+	blockedUntil atomic.Pointer[time.Time]
 	retention    Retention
 	lease        time.Duration
 	autoRenew    bool

@@ -749,8 +749,8 @@ func (s *Scheduler) Logger() *slog.Logger { return s.log }
 // logged, and q is looked at again in a second.
 func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp int64, at time.Time) {
 	b := q.base()
-	if b.blocked(s.ns(now)) {
-		return b.blockedUntil.Load(), 0, time.Time{} // left alone (see containStack): looked at again then
+	if until := b.blockedUntil.Load(); until != nil && until.After(now) {
+		return s.ns(*until), 0, *until // left alone (see containStack): looked at again then
 	}
 	err := b.call("Promote or Expire", func() error {
 		due = b.due.Load()
