@@ -97,6 +97,12 @@ func (e *Engine) register(ctx context.Context, name string, s Schedule, fn Func,
 		j.next, err = safeNext(s, o.lastRun, nil)
 		if err == nil {
 			j.advance(now, false)
+			// A Next that panics in the walk over the missed runs
+			// panicked during Register as well: advance stopped the
+			// job, and the job is refused, not registered stopped.
+			if j.schedErr != nil {
+				err = errors.Unwrap(j.schedErr)
+			}
 		}
 	}
 	if err != nil {
