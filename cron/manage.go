@@ -206,14 +206,19 @@ func (e *Engine) UpdateSpec(ctx context.Context, name, spec string, opts ...Opti
 // finishes, with its context not cancelled; Unregister does not wait for
 // it. The name can be registered again at once; the new job's first run
 // does not start before the old run ends. It returns an error wrapping
-// [ErrUnknownJob] if no job has the name, and ctx's or the queue's error if
-// removing the entry fails (the job is unregistered all the same: its entry
-// ends when it comes due).
+// [ErrUnknownJob] if no job has the name, ctx's error if it is done when
+// Unregister is called (nothing changes), and the queue's error if removing
+// the entry fails (the job is unregistered all the same: its entry ends
+// when it comes due). Once the job is unregistered, its entry is removed
+// whatever ctx does meanwhile (as in Pause).
 func (e *Engine) Unregister(ctx context.Context, name string) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidJob)
 	}
 	if err := e.made(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	e.opMu.Lock()
@@ -227,7 +232,10 @@ func (e *Engine) Unregister(ctx context.Context, name string) error {
 	delete(e.jobs, name)
 	id := j.entry
 	e.mu.Unlock()
-	return e.remove(ctx, name, id)
+	// The job is gone: its entry must go too, even if ctx ends meanwhile.
+	// The entry of a paused job is disabled and never comes due, so left
+	// behind it would stay live for ever.
+	return e.remove(context.WithoutCancel(ctx), name, id)
 }
 
 // Pause stops running the job named name until Resume: a run in progress
