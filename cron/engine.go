@@ -223,7 +223,9 @@ func (e *Engine) Start(ctx context.Context) error {
 // waits again. A Stop called by a job's Func, or by its retry policy's
 // Delay, does not wait for the runs (it would wait for itself): it stops
 // the engine and returns, and a later Stop from outside waits for the
-// drain. After Stop, Register returns
+// drain. (It tells the runs by the goroutine's stack, not by engine, as
+// sched.Scheduler.Stop does: a job of one engine that stops another does
+// not wait for that one's runs either.) After Stop, Register returns
 // [ErrStopped]. Stop is idempotent and safe without Start.
 //
 // With a shared [Config.Scheduler] the engine's queue stays registered on
