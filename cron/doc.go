@@ -127,6 +127,11 @@
 //     so a recovery reaper on a shared scheduler leaves a long run alone.
 //     A Func that hangs holds its job, as it holds Stop: give runs a
 //     deadline of their own (context.WithTimeout in the Func).
+//   - The entry is the engine's: on a shared scheduler, whose Inspector
+//     (and schedhttp) sees the engine's queue, a Delete there leaves the
+//     entries of registered jobs, and DeleteID, Disable and Enable of one
+//     return sched.ErrWrongState. Unregister, Pause and Resume the job
+//     instead.
 //   - There is no goroutine and no timer per job: the scheduler's delay heap,
 //     loops and workers serve all jobs. 10,000 jobs on a scheduler with 16
 //     workers run on its 19 goroutines, as 100 jobs do (TestEngine_Scale).

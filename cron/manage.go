@@ -294,7 +294,7 @@ func (e *Engine) enable(ctx context.Context, j *job) error {
 	if id == 0 {
 		return nil // no entry was ever added
 	}
-	err := e.q.Enable(ctx, id)
+	err := e.q.Enable(e.own(ctx), id)
 	if errors.Is(err, sched.ErrNotFound) || errors.Is(err, sched.ErrWrongState) {
 		return nil // ended meanwhile
 	}

@@ -58,6 +58,55 @@ func (s *store) Settle(ctx context.Context, c *sched.Claim[string, string], o sc
 	return s.Backend.Settle(ctx, c, o)
 }
 
+// engineCall is the key of the context value that marks the engine's own
+// calls on its queue (see Engine.own): only they delete, disable or enable
+// the entries of registered jobs.
+type engineCall struct{}
+
+// own returns ctx marked as a call of e's own.
+func (e *Engine) own(ctx context.Context) context.Context {
+	return context.WithValue(ctx, engineCall{}, e)
+}
+
+// registered reports whether a job named name is registered.
+func (e *Engine) registered(name string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.jobs[name] != nil
+}
+
+// byOther reports whether ctx is not the engine's own (see Engine.own).
+func (s *store) byOther(ctx context.Context) bool {
+	return ctx != nil && ctx.Value(engineCall{}) != s.e
+}
+
+// Delete implements sched.Backend. On a shared scheduler the engine's
+// queue is open to the scheduler's Inspector (and to schedhttp): an entry
+// of a registered job, the one the engine keeps for it, is deleted only by
+// the engine (Unregister), and another call's Delete leaves it, as if its
+// filter did not select it. Deleted there, the job stayed registered with
+// no entry, and never ran again.
+func (s *store) Delete(ctx context.Context, f sched.Filter[string, string]) (int, error) {
+	if s.byOther(ctx) {
+		key := f.Key
+		f.Key = func(k string) bool { return (key == nil || key(k)) && !s.e.registered(k) }
+	}
+	return s.Backend.Delete(ctx, f)
+}
+
+// SetDisabled implements sched.Backend. The entry of a registered job is
+// disabled and enabled by the engine only (Pause, Resume): another call's
+// returns an error wrapping sched.ErrWrongState. Disabled there, the job
+// never ran again until it was paused and resumed.
+func (s *store) SetDisabled(ctx context.Context, id sched.ID, disabled bool) error {
+	if s.byOther(ctx) {
+		if ent, err := s.Backend.Get(ctx, id); err == nil && s.e.registered(ent.Key) {
+			return fmt.Errorf("%w: the entry of cron job %q is the engine's: pause or resume the job", sched.ErrWrongState, ent.Key)
+		}
+	}
+	return s.Backend.SetDisabled(ctx, id, disabled)
+}
+
 // place makes sure that job j has its one live entry, due no later than at,
 // and disabled exactly when paused. It adds the entry if there is none; a
 // delayed entry due after at is deleted and added again (sched has no call
@@ -116,9 +165,9 @@ func (e *Engine) placeEntry(ctx context.Context, j *job, at time.Time, paused bo
 		}
 		if ent.Disabled != paused {
 			if paused {
-				err = e.q.Disable(ctx, id)
+				err = e.q.Disable(e.own(ctx), id)
 			} else {
-				err = e.q.Enable(ctx, id)
+				err = e.q.Enable(e.own(ctx), id)
 			}
 			switch {
 			case errors.Is(err, sched.ErrNotFound) || errors.Is(err, sched.ErrWrongState):
@@ -130,7 +179,7 @@ func (e *Engine) placeEntry(ctx context.Context, j *job, at time.Time, paused bo
 		if paused || ent.State != sched.StateDelayed || !ent.RunAt.After(at) {
 			return nil
 		}
-		if _, err := e.store.Delete(ctx, entryFilter(j.name, id)); err != nil {
+		if _, err := e.store.Delete(e.own(ctx), entryFilter(j.name, id)); err != nil {
 			return err
 		}
 	}
@@ -142,7 +191,7 @@ func (e *Engine) remove(ctx context.Context, name string, id sched.ID) error {
 	if id == 0 {
 		return nil // no entry was ever added
 	}
-	_, err := e.store.Delete(ctx, entryFilter(name, id))
+	_, err := e.store.Delete(e.own(ctx), entryFilter(name, id))
 	return err
 }
 
