@@ -23,7 +23,8 @@ type store struct {
 
 // Settle implements sched.Backend. The entry snoozes until the job's
 // wake-up, also one that has come (a catch-up: it is pending again at
-// once); it ends (cancelled) when the job is gone or has no further time;
+// once); it ends (cancelled) when the job is gone, however the run ended,
+// or has no further time;
 // and it is made pending at once (a rerun) when the wake-up is earlier than
 // the scheduler was told (it then snoozes properly), or when the run ended
 // without a snooze (a handler that called runtime.Goexit).
@@ -42,8 +43,11 @@ func (s *store) Settle(ctx context.Context, c *sched.Claim[string, string], o sc
 		wake = j.wake(o.Finished)
 	}
 	switch {
-	case o.Kind == sched.OutcomeRerun: // the scheduler's own (a shutdown)
+	case o.Kind == sched.OutcomeRerun && j != nil: // the scheduler's own (a shutdown)
 	case wake.IsZero():
+		// The job is gone, or has no further time. A rerun of a job
+		// gone ends too: pending again, its entry stayed live under the
+		// name of no job.
 		o.Kind, o.At = sched.OutcomeCancelled, time.Time{}
 	case j.paused:
 		// Paused entries are disabled: their time does not matter
