@@ -23,7 +23,8 @@ type RetryPolicy struct {
 	// Base is c, the delay before the first retry. Defaults to one second
 	// when Delay is nil.
 	Base time.Duration
-	// MaxDelay, if positive, caps every delay.
+	// MaxDelay, if positive, caps every delay, before Jitter spreads it:
+	// with Jitter j a delay may reach MaxDelay·(1+j).
 	MaxDelay time.Duration
 	// Jitter, in [0, 1), spreads each delay uniformly over
 	// [delay·(1−Jitter), delay·(1+Jitter)], so that entries that failed
