@@ -44,7 +44,10 @@ type QueueConfig[T any, K comparable] struct {
 
 	// MaxConcurrency bounds the entries of the queue that run at once
 	// (and that are awaiting or running, when the bound is not lowered
-	// meanwhile). Defaults to 0: no bound but the workers.
+	// meanwhile). A batch of a capped queue takes at most MaxConcurrency ÷
+	// Config.Workers entries (at least one), so that a saturated queue
+	// runs min(MaxConcurrency, Workers) at once. Defaults to 0: no bound
+	// but the workers.
 	MaxConcurrency int
 
 	// Rate bounds how many entries start per second, with bursts of up to
@@ -695,7 +698,14 @@ func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit govern
 		if room <= 0 {
 			return nil
 		}
-		max = int(min(int64(max), room))
+		// The cap spread over the workers: claims count against it, and
+		// a batch runs its entries one after another, so that a batch of
+		// all c ran one entry at a time while workers idled.
+		per := int64(1)
+		if w := int64(q.s.cfg.Workers); c > w {
+			per = c / w
+		}
+		max = int(min(int64(max), room, per))
 	}
 	lim := q.limiter.Load()
 	if lim != nil {
