@@ -56,10 +56,14 @@
 //     of priority p and BatchSize b waits at most (P/p·b + 2·B)·d for a
 //     run while a queue of priority P and BatchSize B is saturated: with
 //     batches of one, (P/p + 2)·d (TestLowPriorityIsNotStarved checks it
-//     at P/p = 100). A batch runs to its end: the default BatchSize of 16
-//     makes the waits 16 times as long.
-//   - Caps and rates: MaxConcurrency bounds a queue's runs at once; Rate and
-//     Burst bound how fast its runs start. Both can change at run time.
+//     at P/p = 100). b and B are the batches taken: BatchSize, or fewer
+//     for runs long enough that a batch would span over a millisecond
+//     (see QueueConfig.BatchSize). A batch runs to its end: the default
+//     BatchSize of 16 makes the waits of short runs 16 times as long.
+//   - Caps and rates: MaxConcurrency bounds a queue's runs at once, and its
+//     batches are spread over the workers (MaxConcurrency ÷ Workers
+//     entries each, at least one); Rate and Burst bound how fast its runs
+//     start. Both can change at run time.
 //   - Pause and Resume a queue: queued entries stay, running ones finish,
 //     nothing more of it starts.
 //   - Groups: entries that share a group are taken together and run by one

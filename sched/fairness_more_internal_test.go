@@ -5,23 +5,22 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"testing"
 	"time"
 )
 
 // The fairness arithmetic stays in range for runs of decades (a Clock that
-// jumps): a batch's estimate saturates instead of wrapping to a negative
-// charge, which would lower the pass of the queue that used the most, and
-// the moving average of a run stays between the old average and the new
-// run. (From mutation testing: kills dropping estimate's saturation and going back to
-// charge's 4·avgRun.)
+// jumps): a batch of such runs takes one entry (see batchSize), and is
+// estimated at one run, not wrapped to a negative charge, which would
+// lower the pass of the queue that used the most; and the moving average
+// of a run stays between the old average and the new run. (From mutation
+// testing: kills going back to charge's 4·avgRun.)
 func TestFairnessOfRunsOfDecades(t *testing.T) {
 	t.Parallel()
 	const decades = 80 * 365 * 24 * time.Hour
 	q := &queueBase{batch: 8, priority: 1, avgRun: decades}
-	if e := q.estimate(); e != math.MaxInt64 {
-		t.Errorf("estimate of a batch of 8 runs of 80 years = %v, want the longest Duration", e)
+	if n, e := q.batchSize(), q.estimate(); n != 1 || e != decades {
+		t.Errorf("a batch of runs of 80 years takes %d entries and is estimated at %v, want 1 and 80 years", n, e)
 	}
 	var s Scheduler
 	s.charge(q, 0, decades, 1)
@@ -65,7 +64,7 @@ func TestAQueueBeingDispatchedKeepsItsPass(t *testing.T) {
 		if i%4 == 0 && prev != nil {
 			prev.dispatching.Store(true) // another loop dispatches it as this one picks
 		}
-		r, charged, _ := s.pick(now)
+		r, charged, _, _ := s.pick(now)
 		if prev != nil {
 			prev.dispatching.Store(false)
 		}

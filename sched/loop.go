@@ -52,14 +52,14 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 			continue
 		}
 		st.reserved = true
-		q, charged, wait := s.pick(s.clock.Now())
+		q, charged, n, wait := s.pick(s.clock.Now())
 		if q == nil {
 			st.unreserve(s)
 			s.sleep(ctx, wake, timer, wait, &broke)
 			st.unlisten(s)
 			continue
 		}
-		st.q, st.charged = q, charged
+		st.q, st.charged, st.n = q, charged, n
 		st.unlisten(s)
 		permit, ok := s.tryAdmit(q)
 		if !ok {
@@ -78,7 +78,7 @@ func (s *Scheduler) loop(ctx context.Context, self chan struct{}) {
 // picked and a permit, and hands it to the worker; or, with nothing taken,
 // gives back what st holds. st is empty then.
 func (s *Scheduler) serve(ctx context.Context, st *loopStep) {
-	w := s.dispatch(ctx, st.q, st.permit, st.charged)
+	w := s.dispatch(ctx, st.q, st.permit, st.charged, st.n)
 	if w == nil {
 		st.undo(s)
 		return
@@ -133,8 +133,9 @@ func (s *Scheduler) admission(ctx context.Context, st loopStep) {
 // loop's goroutine ends in the middle of it.
 type loopStep struct {
 	listening, reserved bool
-	q                   runner // picked, and charged charged
+	q                   runner // picked, and charged charged for a batch of at most n
 	charged             time.Duration
+	n                   int
 	permit              governor.Permit
 }
 
@@ -241,9 +242,10 @@ func repanic() {
 	}
 }
 
-// pick returns the ready queue to serve next and the slot-time it charged
-// it for the batch it is about to take; or nil and how long until a queue
-// may become ready without a wakeup (0: not without one).
+// pick returns the ready queue to serve next, the slot-time it charged it
+// for the batch it is about to take and the most entries that batch takes
+// (see batchSize); or nil and how long until a queue may become ready
+// without a wakeup (0: not without one).
 //
 // Fairness is stride scheduling over slot-time: each queue has a virtual
 // time, pass, which grows by the slot-time its batches use divided by its
@@ -259,7 +261,7 @@ func repanic() {
 // less is picked first. A ready queue q waits at most until every other
 // ready queue j has used (priority j / priority q) times q's estimated
 // batch, plus one batch each: no queue starves.
-func (s *Scheduler) pick(now time.Time) (runner, time.Duration, time.Duration) {
+func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var (
@@ -318,7 +320,7 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, time.Duration) {
 		}
 	}
 	if best == nil {
-		return nil, 0, wait
+		return nil, 0, 0, wait
 	}
 	s.rr = (bestAt + 1) % len(s.queues)
 	b := best.base()
@@ -335,9 +337,10 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, time.Duration) {
 		}
 	}
 	s.vtime = b.pass
+	n := b.batchSize()
 	charged := b.estimate()
 	b.pass += charged.Seconds() / float64(b.priority)
-	return best, charged, 0
+	return best, charged, n, 0
 }
 
 // maxPass is the virtual time past which pick moves every queue's pass
@@ -388,8 +391,26 @@ func (q *queueBase) blocked(now time.Time) bool {
 // needs the scheduler's mu.
 func (q *queueBase) estimate() time.Duration {
 	// Saturated: a negative charge would invert fairness.
-	return time.Duration(sat.Mul(int64(q.batch), int64(max(q.avgRun, minRunCost))))
+	return time.Duration(sat.Mul(int64(q.batchSize()), int64(max(q.avgRun, minRunCost))))
 }
+
+// batchSize is the most entries a batch of q takes: its BatchSize, or,
+// once a batch of it has ended, fewer when its runs are long, so that a
+// batch spans about batchSpan by the moving average of its runs. A batch
+// runs on one worker, one entry after another: batching saves a few
+// microseconds a run, which runs of milliseconds do not miss, and a batch
+// of 16 of them kept 15 entries waiting while other workers idled. It
+// needs the scheduler's mu.
+func (q *queueBase) batchSize() int {
+	if q.avgRun <= 0 {
+		return q.batch // nothing known yet
+	}
+	return int(min(max(int64(batchSpan/q.avgRun), 1), int64(q.batch)))
+}
+
+// batchSpan is how long a batch of a queue whose runs are long is meant to
+// take (see batchSize).
+const batchSpan = time.Millisecond
 
 // charge corrects q's virtual time once a batch charged charged at its pick
 // used used, over runs runs.
@@ -407,9 +428,9 @@ func (s *Scheduler) charge(q *queueBase, charged, used time.Duration, runs int) 
 // dispatch calls q's dispatch, containing a panic of its backend (see
 // queueBase.call): it is logged, the queue is skipped for a second, and
 // nothing is dispatched.
-func (s *Scheduler) dispatch(ctx context.Context, q runner, permit governor.Permit, charged time.Duration) (w work) {
+func (s *Scheduler) dispatch(ctx context.Context, q runner, permit governor.Permit, charged time.Duration, n int) (w work) {
 	now := s.clock.Now()
-	_ = q.base().call("Take", func() error { w = q.dispatch(ctx, now, permit, charged); return nil })
+	_ = q.base().call("Take", func() error { w = q.dispatch(ctx, now, permit, charged, n); return nil })
 	return w
 }
 

@@ -64,8 +64,11 @@ type QueueConfig[T any, K comparable] struct {
 
 	// BatchSize is the most entries a scheduling loop hands to a worker at
 	// once; the worker runs them one after another. Larger batches cost
-	// less per job; smaller ones spread jobs over more workers. Defaults to
-	// 16, at most 4096.
+	// less per job; smaller ones spread jobs over more workers. Once a
+	// batch has ended, a batch takes fewer when the queue's runs are long:
+	// about a millisecond's worth by the moving average of its runs, at
+	// least one, so that runs of milliseconds or more spread over the
+	// workers (see also MaxConcurrency). Defaults to 16, at most 4096.
 	BatchSize int
 
 	// Weight is what a batch asks of the governor. Defaults to one slot.
@@ -682,17 +685,17 @@ func (q *Queue[T, K]) Get(ctx context.Context, id ID) (Entry[T, K], error) {
 	return q.backend.Get(ctx, id)
 }
 
-// dispatch takes up to a batch of entries for a worker that holds permit,
+// dispatch takes up to n entries, a batch, for a worker that holds permit,
 // within the queue's cap and rate limit; pick charged the queue charged for
 // it. It returns the batch, or nil with nothing taken.
-func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit governor.Permit, charged time.Duration) work {
+func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit governor.Permit, charged time.Duration, n int) work {
 	q.dmu.Lock()
 	q.dispatching.Store(true)
 	defer func() {
 		q.dispatching.Store(false)
 		q.dmu.Unlock()
 	}()
-	max := q.batch
+	max := n
 	if c := q.maxConc.Load(); c > 0 {
 		room := c - q.inflight.Load()
 		if room <= 0 {

@@ -100,7 +100,7 @@ type Scheduler struct {
 // runner is a queue as the scheduler sees it, whatever its types.
 type runner interface {
 	base() *queueBase
-	dispatch(ctx context.Context, now time.Time, permit governor.Permit, charged time.Duration) work
+	dispatch(ctx context.Context, now time.Time, permit governor.Permit, charged time.Duration, n int) work
 	promote(ctx context.Context, now time.Time) (int64, time.Time)
 	expire(ctx context.Context, now time.Time) (time.Time, bool)
 	counts(ctx context.Context) (Counts, error)
