@@ -22,8 +22,11 @@ type waiter struct {
 
 	// holding says whether the waiter, when short of room, holds up those
 	// behind it: in the first Config.MaxHold after it arrived, in the third,
-	// and so on. Updated on every sample.
+	// and so on. Updated on every sample (phaseLocked).
 	holding bool
+	// phase is the count of MaxHolds ended since since when holding last
+	// changed.
+	phase int64
 }
 
 func (w *waiter) settle(err error) {
@@ -105,13 +108,24 @@ func (g *Governor) setHoldLocked(hold bool) {
 // phaseLocked sets each waiter's holding phase for the time now, the time of
 // a sample. A waiter's phases count from the sample before it arrived (or
 // the first after, if there was none), so that Acquire needs no clock read.
+//
+// A sample that finds that one or more of the MaxHolds counted from since
+// have ended since the last change flips the phase, once, so that a phase
+// lasts at most MaxHold and the wait for the next sample. Reading the phase
+// off the clock instead, as the parity of the MaxHolds ended, aliased when
+// MaxHold is shorter than the Interval: samples a multiple of 2·MaxHold
+// apart all found it even, and the waiter held up the work behind it for
+// ever. With samples an Interval apart and a MaxHold of at least one
+// Interval, the two agree.
 func (g *Governor) phaseLocked(now time.Time) {
 	for e := g.waiters.Front(); e != nil; e = e.Next() {
 		w := e.Value.(*waiter)
 		if w.since.IsZero() {
 			w.since = now
 		}
-		w.holding = now.Sub(w.since)/g.cfg.MaxHold%2 == 0
+		if k := int64(now.Sub(w.since) / g.cfg.MaxHold); k > w.phase {
+			w.phase, w.holding = k, !w.holding
+		}
 	}
 }
 
