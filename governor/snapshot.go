@@ -112,12 +112,14 @@ func bytesString(n uint64) string {
 	if n < unit {
 		return fmt.Sprintf("%dB", n)
 	}
+	// The unit is chosen by the value as printed, rounded: 1023.99KiB is
+	// 1MiB, not 1024KiB.
 	v, i := float64(n), -1
-	for v >= unit && i < 5 {
+	for v >= unit-0.5 && i < 5 {
 		v /= unit
 		i++
 	}
-	if v >= 1000 { // %.3g would print 1010 as 1.01e+03
+	if v >= 999.5 { // %.3g would print 1010 as 1.01e+03, and 999.7 as 1e+03
 		return fmt.Sprintf("%.0f%ciB", v, "KMGTPE"[i])
 	}
 	return fmt.Sprintf("%.3g%ciB", v, "KMGTPE"[i])
