@@ -86,8 +86,10 @@ type Config struct {
 	// MaxHold bounds how long a blocked Acquire that is short of room (its
 	// Weight fits the limits but not what the latest reading leaves) holds up
 	// the work behind it, and how long work that fits may then pass it, before
-	// it holds again (see Acquire). It must not be negative. Defaults to five
-	// Intervals, at most the longest Duration.
+	// it holds again (see Acquire). The phases change at samples only: a
+	// MaxHold shorter than the Interval holds and passes for an Interval at a
+	// time. It must not be negative. Defaults to five Intervals, at most the
+	// longest Duration.
 	MaxHold time.Duration
 
 	// Sampler takes the readings. Defaults to a new SystemSampler.
