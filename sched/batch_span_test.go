@@ -36,10 +36,12 @@ func TestLongRunsTakeSmallerBatches(t *testing.T) {
 		start(t, s, nil)
 		wave := func(from int) time.Duration {
 			most.Store(0)
-			t0 := time.Now()
+			q.Pause() // all 16 pending before a loop looks
 			for i := range 16 {
 				must.Add(t, q, from+i)
 			}
+			t0 := time.Now()
+			q.Resume()
 			for range 16 {
 				<-done
 			}
