@@ -3,8 +3,6 @@ package cron_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -23,13 +21,7 @@ func TestARerunOfAnUnregisteredJobEndsItsEntry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		sleepUntil(at(0, 0).Add(30 * time.Second))
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		s, err := sched.New(sched.Config{Workers: 2, Logger: quiet})
-		must(t, err)
-		must(t, s.Start(ctx))
-		e, err := cron.New(cron.Config{Scheduler: s, Logger: quiet})
-		must(t, err)
-		must(t, e.Start(ctx))
+		e, s := sharedEngine(t) // its cleanup's Stops come after this test's
 		running, release := make(chan struct{}), make(chan struct{})
 		must(t, e.RegisterSpec(ctx, "job", "0 * * * *", func(context.Context, time.Time) error {
 			close(running)
@@ -48,6 +40,5 @@ func TestARerunOfAnUnregisteredJobEndsItsEntry(t *testing.T) {
 			t.Errorf("live entries of the unregistered job after its run was abandoned: %+v, want none", live)
 		}
 		close(release)
-		must(t, e.Stop(ctx))
 	})
 }

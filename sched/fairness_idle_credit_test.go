@@ -2,7 +2,9 @@ package sched_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -26,19 +28,8 @@ func TestIdlenessEarnsNoCreditWhenNoQueueStayedReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const d = 10 * time.Millisecond
 		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-		var (
-			mu    sync.Mutex
-			order []string
-		)
-		logged := func(name string) sched.Handler[int, int] {
-			return func(_ context.Context, j *sched.Job[int, int]) error {
-				mu.Lock()
-				order = append(order, name+strconv.Itoa(j.Key))
-				mu.Unlock()
-				time.Sleep(d)
-				return nil
-			}
-		}
+		o := &runOrder{d: d}
+		logged := o.handler
 		release := make(chan struct{})
 		busy := must.Queue(t, s, "busy", sched.QueueConfig[int, int]{BatchSize: 1, Handler: logged("busy")})
 		idle := must.Queue(t, s, "idle", sched.QueueConfig[int, int]{BatchSize: 1, Handler: logged("idle")})
@@ -51,21 +42,11 @@ func TestIdlenessEarnsNoCreditWhenNoQueueStayedReady(t *testing.T) {
 		synctest.Wait() // the gate's run holds the only worker
 		fill(t, busy, 100, 10)
 		fill(t, idle, 0, 10)
-		mu.Lock()
-		order = order[:0]
-		mu.Unlock()
+		o.reset()
 		close(release)
 		time.Sleep(100 * d)
 		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		before := 0
-		for _, r := range order {
-			if r[:4] == "busy" {
-				break
-			}
-			before++
-		}
+		order, before := o.before("busy")
 		if len(order) != 20 || before > 3 {
 			t.Errorf("runs once both were ready: %v; idle ran %d times before busy's first, want at most 3 (P/p·b + 2·B)", order, before)
 		}
@@ -85,19 +66,8 @@ func TestALateQueueStartsAtTheVirtualTimeOfTheQueuesItJoins(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const d = 10 * time.Millisecond
 		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
-		var (
-			mu    sync.Mutex
-			order []string
-		)
-		logged := func(name string) sched.Handler[int, int] {
-			return func(_ context.Context, j *sched.Job[int, int]) error {
-				mu.Lock()
-				order = append(order, name+strconv.Itoa(j.Key))
-				mu.Unlock()
-				time.Sleep(d)
-				return nil
-			}
-		}
+		o := &runOrder{d: d}
+		logged := o.handler
 		release := make(chan struct{})
 		first := must.Queue(t, s, "first", sched.QueueConfig[int, int]{BatchSize: 100, Handler: logged("first")})
 		early := must.Queue(t, s, "early", sched.QueueConfig[int, int]{BatchSize: 1, Handler: logged("early")})
@@ -111,23 +81,54 @@ func TestALateQueueStartsAtTheVirtualTimeOfTheQueuesItJoins(t *testing.T) {
 		synctest.Wait() // the gate's run holds the only worker
 		fill(t, early, 0, 10)
 		fill(t, late, 0, 10)
-		mu.Lock()
-		order = order[:0]
-		mu.Unlock()
+		o.reset()
 		close(release)
 		time.Sleep(100 * d)
 		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		before := 0
-		for _, r := range order {
-			if r[:4] == "late" {
-				break
-			}
-			before++
-		}
+		order, before := o.before("late")
 		if len(order) != 20 || before > 3 {
 			t.Errorf("runs once both were ready: %v; early ran %d times before late's first, want at most 3 (P/p·b + 2·B)", order, before)
 		}
 	})
+}
+
+// runOrder logs the runs of the queues whose handlers it makes, in order.
+type runOrder struct {
+	d    time.Duration // how long each run takes, in the bubble's time
+	mu   sync.Mutex
+	runs []string
+}
+
+// handler logs each run as the queue's name and the entry's key, then
+// takes o.d.
+func (o *runOrder) handler(name string) sched.Handler[int, int] {
+	return func(_ context.Context, j *sched.Job[int, int]) error {
+		o.mu.Lock()
+		o.runs = append(o.runs, name+strconv.Itoa(j.Key))
+		o.mu.Unlock()
+		time.Sleep(o.d)
+		return nil
+	}
+}
+
+// reset forgets the runs logged so far.
+func (o *runOrder) reset() {
+	o.mu.Lock()
+	o.runs = o.runs[:0]
+	o.mu.Unlock()
+}
+
+// before returns the runs logged and how many came before the first run
+// of the queue named name.
+func (o *runOrder) before(name string) ([]string, int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, r := range o.runs {
+		if strings.HasPrefix(r, name) {
+			break
+		}
+		n++
+	}
+	return slices.Clone(o.runs), n
 }

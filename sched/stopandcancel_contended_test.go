@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/sched"
-	"github.com/jobkit/jobkit/sched/internal/must"
 )
 
 // A StopAndCancel whose context ends while another Stop, with no deadline,
@@ -21,20 +20,9 @@ import (
 func TestStopAndCancelAbandonsWhileAnotherStopWaits(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
-		running, release := make(chan struct{}), make(chan struct{})
-		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
-			close(running)
-			<-release // ignores ctx
-			return nil
-		}})
-		if err := s.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		s, q, id, release := startHung(t)
 		defer synctest.Wait() // the abandoned handler's goroutine ends
 		defer close(release)
-		id := must.Add(t, q, 1)
-		<-running
 		stopped := make(chan error, 1)
 		go func() { stopped <- s.Stop(context.Background()) }()
 		synctest.Wait() // the Stop holds the lifecycle lock and waits for the handler

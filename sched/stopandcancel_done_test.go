@@ -22,18 +22,7 @@ func TestStopAndCancelWithADoneContextAbandons(t *testing.T) {
 	cancel()
 	for i := range 50 { // each call tossed the coins again
 		synctest.Test(t, func(t *testing.T) {
-			s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
-			running, release := make(chan struct{}), make(chan struct{})
-			q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
-				close(running)
-				<-release // ignores ctx
-				return nil
-			}})
-			if err := s.Start(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			id := must.Add(t, q, 1)
-			<-running
+			s, q, id, release := startHung(t)
 			if err := s.StopAndCancel(done); !errors.Is(err, sched.ErrAbandoned) {
 				t.Errorf("call %d: StopAndCancel with a done context = %v, want ErrAbandoned", i, err)
 			}
@@ -46,4 +35,24 @@ func TestStopAndCancelWithADoneContextAbandons(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startHung starts a scheduler of one worker whose queue q runs the entry
+// it adds, id, in a handler that ignores its context until release is
+// closed; it returns once the run has started.
+func startHung(t *testing.T) (*sched.Scheduler, *sched.Queue[int, int], sched.ID, chan struct{}) {
+	t.Helper()
+	s := must.New(t, sched.Config{Workers: 1, Logger: quiet})
+	running, release := make(chan struct{}), make(chan struct{})
+	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Handler: func(context.Context, *sched.Job[int, int]) error {
+		close(running)
+		<-release // ignores ctx
+		return nil
+	}})
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	id := must.Add(t, q, 1)
+	<-running
+	return s, q, id, release
 }
