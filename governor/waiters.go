@@ -116,15 +116,22 @@ func (g *Governor) setHoldLocked(hold bool) {
 // MaxHold is shorter than the Interval: samples a multiple of 2·MaxHold
 // apart all found it even, and the waiter held up the work behind it for
 // ever. With samples an Interval apart and a MaxHold of at least one
-// Interval, the two agree.
+// Interval, the two agree. A NowFunc that steps back restarts the count at
+// the sample that finds it back.
 func (g *Governor) phaseLocked(now time.Time) {
 	for e := g.waiters.Front(); e != nil; e = e.Next() {
 		w := e.Value.(*waiter)
 		if w.since.IsZero() {
 			w.since = now
 		}
-		if k := int64(now.Sub(w.since) / g.cfg.MaxHold); k > w.phase {
+		switch k := int64(now.Sub(w.since) / g.cfg.MaxHold); {
+		case k > w.phase:
 			w.phase, w.holding = k, !w.holding
+		case k < w.phase || now.Before(w.since):
+			// NowFunc stepped back: the count starts again from now,
+			// in the phase the waiter is in, which so still ends a
+			// MaxHold later, not once NowFunc is past since again.
+			w.since, w.phase = now, 0
 		}
 	}
 }
