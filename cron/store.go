@@ -85,17 +85,38 @@ func (s *store) byOther(ctx context.Context) bool {
 }
 
 // Delete implements sched.Backend. On a shared scheduler the engine's
-// queue is open to the scheduler's Inspector (and to schedhttp): an entry
-// of a registered job, the one the engine keeps for it, is deleted only by
-// the engine (Unregister), and another call's Delete leaves it, as if its
-// filter did not select it. Deleted there, the job stayed registered with
+// queue is open to the scheduler's Inspector (and to schedhttp): the live
+// entry of a registered job, the one the engine keeps for it, is deleted
+// only by the engine (Unregister), and another call's Delete leaves it, as
+// if its filter did not select it. Deleted there, the job stayed registered with
 // no entry, and never ran again.
+//
+// Another call's Delete goes entry by entry: f, its Key and Match
+// included, selects them as List does, outside any lock (they may call
+// back); then each is deleted, its states and times checked again, under
+// Engine.mu, after a look at the registered jobs. A job registered
+// meanwhile, which adopts a live entry of its name, so keeps it.
 func (s *store) Delete(ctx context.Context, f sched.Filter[string, string]) (int, error) {
-	if s.byOther(ctx) {
-		key := f.Key
-		f.Key = func(k string) bool { return (key == nil || key(k)) && !s.e.registered(k) }
+	if !s.byOther(ctx) {
+		return s.Backend.Delete(ctx, f)
 	}
-	return s.Backend.Delete(ctx, f)
+	n := 0
+	for ent, err := range s.Backend.List(ctx, f) {
+		if err != nil {
+			return n, err
+		}
+		one := sched.Filter[string, string]{States: f.States, From: f.From, To: f.To, After: ent.ID - 1, Until: ent.ID}
+		k := 0
+		s.e.mu.Lock()
+		if s.e.jobs[ent.Key] == nil || !ent.State.Live() { // a final entry is no job's own
+			k, err = s.Backend.Delete(ctx, one) // no user code: Key and Match ran above
+		}
+		s.e.mu.Unlock()
+		if n += k; err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // SetDisabled implements sched.Backend. The entry of a registered job is
