@@ -129,8 +129,8 @@
 //     deadline of their own (context.WithTimeout in the Func).
 //   - The entry is the engine's: on a shared scheduler, whose Inspector
 //     (and schedhttp) sees the engine's queue, a Delete there leaves the
-//     entries of registered jobs, and DeleteID, Disable and Enable of one
-//     return sched.ErrWrongState. Unregister, Pause and Resume the job
+//     live entries of registered jobs, and DeleteID, Disable and Enable of
+//     one return sched.ErrWrongState. Unregister, Pause and Resume the job
 //     instead.
 //   - There is no goroutine and no timer per job: the scheduler's delay heap,
 //     loops and workers serve all jobs. 10,000 jobs on a scheduler with 16
