@@ -72,13 +72,6 @@ func (e *Engine) own(ctx context.Context) context.Context {
 	return context.WithValue(ctx, engineCall{}, e)
 }
 
-// registered reports whether a job named name is registered.
-func (e *Engine) registered(name string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.jobs[name] != nil
-}
-
 // byOther reports whether ctx is not the engine's own (see Engine.own).
 func (s *store) byOther(ctx context.Context) bool {
 	return ctx != nil && ctx.Value(engineCall{}) != s.e
@@ -125,7 +118,11 @@ func (s *store) Delete(ctx context.Context, f sched.Filter[string, string]) (int
 // never ran again until it was paused and resumed.
 func (s *store) SetDisabled(ctx context.Context, id sched.ID, disabled bool) error {
 	if s.byOther(ctx) {
-		if ent, err := s.Backend.Get(ctx, id); err == nil && s.e.registered(ent.Key) {
+		// Under Engine.mu, so that no job is registered between the look
+		// and the change (see Delete).
+		s.e.mu.Lock()
+		defer s.e.mu.Unlock()
+		if ent, err := s.Backend.Get(ctx, id); err == nil && s.e.jobs[ent.Key] != nil {
 			return fmt.Errorf("%w: the entry of cron job %q is the engine's: pause or resume the job", sched.ErrWrongState, ent.Key)
 		}
 	}
