@@ -19,8 +19,8 @@ func TestFairnessOfRunsOfDecades(t *testing.T) {
 	t.Parallel()
 	const decades = 80 * 365 * 24 * time.Hour
 	q := &queueBase{batch: 8, priority: 1, avgRun: decades}
-	if n, e := q.batchSize(), q.estimate(); n != 1 || e != decades {
-		t.Errorf("a batch of runs of 80 years takes %d entries and is estimated at %v, want 1 and 80 years", n, e)
+	if n := q.batchSize(); n != 1 || q.estimate(n) != decades {
+		t.Errorf("a batch of runs of 80 years takes %d entries and is estimated at %v, want 1 and 80 years", n, q.estimate(n))
 	}
 	var s Scheduler
 	s.charge(q, 0, decades, 1)

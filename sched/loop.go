@@ -166,7 +166,7 @@ func (st *loopStep) fault(s *Scheduler, v any, msg string) {
 	if v != nil && !ok {
 		panic(v)
 	}
-	if q := st.q; q != nil && (p != nil || !q.base().blocked(s.clock.Now())) {
+	if q := st.q; q != nil && (p != nil || !q.base().leftAlone(s.clock.Now())) {
 		if p == nil {
 			p = &scope.PanicError{Value: exitValue(nil), Stack: debug.Stack()}
 		}
@@ -301,10 +301,9 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int, time.Durati
 	if math.IsInf(continued, 1) {
 		// No queue stayed ready (every one drained, paused or at its
 		// cap at the last pick): the queues ready now start at the
-		// virtual time of the last pick. Before, they kept their passes,
-		// and a queue idle for a week, ready again with one that had
-		// just drained, had the workers to itself until it caught up on
-		// a week of the other's slot-time.
+		// virtual time of the last pick, so that one idle for a week
+		// does not have the workers to itself until the others catch
+		// up on a week of its slot-time.
 		continued = s.vtime
 	}
 	for _, k := range ready {
@@ -338,7 +337,7 @@ func (s *Scheduler) pick(now time.Time) (runner, time.Duration, int, time.Durati
 	}
 	s.vtime = b.pass
 	n := b.batchSize()
-	charged := b.estimate()
+	charged := b.estimate(n)
 	b.pass += charged.Seconds() / float64(b.priority)
 	return best, charged, n, 0
 }
@@ -355,8 +354,8 @@ func (q *queueBase) ready(now time.Time) (bool, time.Duration) {
 	if q.paused.Load() {
 		return false, 0 // resumed: Resume wakes the loops
 	}
-	if until := q.blockedUntil.Load(); until != nil && until.After(now) {
-		return false, until.Sub(now) // see blocked
+	if until, ok := q.aloneUntil(now); ok {
+		return false, until.Sub(now)
 	}
 	if q.notified.Load() <= q.drained.Load() {
 		return false, 0 // an add, a promotion or a requeue wakes the loops
@@ -381,31 +380,48 @@ func (q *queueBase) ready(now time.Time) (bool, time.Duration) {
 	return true, 0
 }
 
-// blocked reports whether q is left alone at now (see blockedUntil).
-func (q *queueBase) blocked(now time.Time) bool {
-	until := q.blockedUntil.Load()
-	return until != nil && until.After(now)
-}
-
-// estimate is the slot-time a batch of q is charged when it is picked. It
-// needs the scheduler's mu.
-func (q *queueBase) estimate() time.Duration {
-	// Saturated: a negative charge would invert fairness.
-	return time.Duration(sat.Mul(int64(q.batchSize()), int64(max(q.avgRun, minRunCost))))
-}
-
-// batchSize is the most entries a batch of q takes: its BatchSize, or,
-// once a batch of it has ended, fewer when its runs are long, so that a
-// batch spans about batchSpan by the moving average of its runs. A batch
-// runs on one worker, one entry after another: batching saves a few
-// microseconds a run, which runs of milliseconds do not miss, and a batch
-// of 16 of them kept 15 entries waiting while other workers idled. It
-// needs the scheduler's mu.
-func (q *queueBase) batchSize() int {
-	if q.avgRun <= 0 {
-		return q.batch // nothing known yet
+// aloneUntil returns until when q is left alone (see blockedUntil), if
+// that is after now.
+func (q *queueBase) aloneUntil(now time.Time) (time.Time, bool) {
+	if until := q.blockedUntil.Load(); until != nil && until.After(now) {
+		return *until, true
 	}
-	return int(min(max(int64(batchSpan/q.avgRun), 1), int64(q.batch)))
+	return time.Time{}, false
+}
+
+// leftAlone reports whether q is left alone at now (see aloneUntil).
+func (q *queueBase) leftAlone(now time.Time) bool {
+	_, ok := q.aloneUntil(now)
+	return ok
+}
+
+// estimate is the slot-time a batch of n entries of q (see batchSize) is
+// charged when it is picked. It needs the scheduler's mu. It cannot
+// overflow: n is at most 4096 runs of less than batchSpan, or one.
+func (q *queueBase) estimate(n int) time.Duration {
+	return time.Duration(n) * max(q.avgRun, minRunCost)
+}
+
+// batchSize is the most entries a batch of q takes, which it needs the
+// scheduler's mu for: its BatchSize, and
+//   - once a batch of it has ended, fewer when its runs are long, so that
+//     a batch spans about batchSpan by the moving average of its runs: a
+//     batch runs on one worker, one entry after another, and batching
+//     saves a few microseconds a run, which runs of milliseconds do not
+//     miss, while the entries behind them wait and other workers idle;
+//   - with a cap, at most the cap's share of a worker (MaxConcurrency ÷
+//     Workers), since claims count against the cap.
+//
+// Always at least one.
+func (q *queueBase) batchSize() int {
+	n := int64(q.batch)
+	if q.avgRun > 0 { // something known of its runs
+		n = min(n, int64(batchSpan/q.avgRun))
+	}
+	if c := q.maxConc.Load(); c > 0 {
+		n = min(n, c/int64(q.s.cfg.Workers))
+	}
+	return int(max(n, 1))
 }
 
 // batchSpan is how long a batch of a queue whose runs are long is meant to

@@ -701,14 +701,7 @@ func (q *Queue[T, K]) dispatch(ctx context.Context, now time.Time, permit govern
 		if room <= 0 {
 			return nil
 		}
-		// The cap spread over the workers: claims count against it, and
-		// a batch runs its entries one after another, so that a batch of
-		// all c ran one entry at a time while workers idled.
-		per := int64(1)
-		if w := int64(q.s.cfg.Workers); c > w {
-			per = c / w
-		}
-		max = int(min(int64(max), room, per))
+		max = int(min(int64(max), room))
 	}
 	lim := q.limiter.Load()
 	if lim != nil {

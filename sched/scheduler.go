@@ -749,8 +749,8 @@ func (s *Scheduler) Logger() *slog.Logger { return s.log }
 // logged, and q is looked at again in a second.
 func (s *Scheduler) keep(ctx context.Context, q runner, now time.Time) (due, exp int64, at time.Time) {
 	b := q.base()
-	if until := b.blockedUntil.Load(); until != nil && until.After(now) {
-		return s.ns(*until), 0, *until // left alone (see containStack): looked at again then
+	if until, ok := b.aloneUntil(now); ok {
+		return s.ns(until), 0, until // left alone (see containStack): looked at again then
 	}
 	err := b.call("Promote or Expire", func() error {
 		due = b.due.Load()
@@ -819,10 +819,8 @@ func (q *queueBase) ttl(kind OutcomeKind) time.Duration {
 }
 
 // minPassLocked returns the smallest virtual time of the ready queues, or,
-// with none ready, the virtual time of the last pick (see pick). Not that of
-// the first queue registered, ready or not, as before: a queue registered
-// after that one's long batch, ready again with a queue that never ran,
-// waited until the other caught up on the first's slot-time.
+// with none ready, the virtual time of the last pick (see pick): that of an
+// idle queue would hand its debt or credit to a queue registered now.
 func (s *Scheduler) minPassLocked() float64 {
 	min := math.Inf(1)
 	for _, q := range s.queues {
