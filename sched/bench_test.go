@@ -63,3 +63,61 @@ func BenchmarkScheduler_NoOp(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQueue_AddPaused measures what an add costs its caller, with the
+// queue paused so that nothing runs: Add one job at a time against AddAll
+// of 64, per job, with the queue emptied between rounds of 1,024 (outside
+// the timer).
+func BenchmarkQueue_AddPaused(b *testing.B) {
+	const round, chunk = 1024, 64
+	for _, all := range []bool{false, true} {
+		name := "call=Add"
+		if all {
+			name = "call=AddAll"
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			s, err := sched.New(sched.Config{Workers: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			q, err := sched.NewQueue(s, "q", sched.QueueConfig[int, int]{Handler: func(context.Context, *sched.Job[int, int]) error { return nil }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			q.Pause()
+			ids := make([]int, chunk)
+			next := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for done := 0; done < b.N; {
+				n := min(round, b.N-done)
+				if all {
+					for i := 0; i < n; i += chunk {
+						m := min(chunk, n-i)
+						for j := range m {
+							ids[j] = next + j
+						}
+						next += m
+						if _, err := q.AddAll(ctx, ids[:m]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				} else {
+					for range n {
+						if _, _, err := q.Add(ctx, next); err != nil {
+							b.Fatal(err)
+						}
+						next++
+					}
+				}
+				done += n
+				b.StopTimer()
+				if _, err := s.Inspector().Delete(ctx, sched.Query{Queues: []string{"q"}}); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}

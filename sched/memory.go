@@ -166,34 +166,104 @@ const maxFreeEntries = 4096
 // in a queue not opened as Grouped, are errors wrapping ErrInvalid. The key
 // is hashed before the lock is taken.
 func (m *Memory[T, K]) Add(ctx context.Context, a NewEntry[T, K]) (ID, bool, error) {
-	if ctx == nil {
-		return 0, false, errNilCtx
+	if err := m.checkAdd(ctx); err != nil {
+		return 0, false, err
 	}
-	if m.byKey.lay == nil { // a zero Memory, never opened: the contract is broken
-		return 0, false, fmt.Errorf("%w: Add to a Memory not opened", ErrInvalid)
+	h, err := m.checkEntry(&a)
+	if err != nil {
+		return 0, false, err
 	}
-	h, ok := m.byKey.hash(a.Key)
-	if !ok {
-		return 0, false, fmt.Errorf("%w: key %s is not equal to itself or cannot be hashed", ErrInvalid, keys.Describe(a.Key))
-	}
-	if a.Priority < MinPriority || a.Priority > MaxPriority {
-		return 0, false, fmt.Errorf("%w: priority %d not in [%d, %d]", ErrInvalid, a.Priority, MinPriority, MaxPriority)
-	}
-	if a.Group != "" && !m.info.Grouped {
-		return 0, false, fmt.Errorf("%w: entry of group %q in a queue opened without Grouped", ErrInvalid, a.Group)
-	}
-	id, added, ready := m.add(&a, h)
+	id, added, ready := m.addLocking(&a, h)
 	if ready {
 		m.info.Notify()
 	}
 	return id, added, nil
 }
 
-// add is Add but for the notification, of an entry whose key has hash h;
-// ready reports whether the entry can be taken.
-func (m *Memory[T, K]) add(a *NewEntry[T, K], h uint64) (id ID, added, ready bool) {
+// addChunk is how many entries addAll adds at most, under one hold of the
+// lock: their hashes are on its stack, and a long AddAll lets Take in
+// between.
+const addChunk = 64
+
+// addAll is Add for each of the at most addChunk entries of es, in order,
+// as that many calls of Add would one after another (an entry with the key
+// of one before it is a duplicate of that one), with the entries checked
+// and their keys hashed before the lock is taken, the lock taken once, and
+// one notification. It appends a result for each to dst; on an error for
+// an entry (Add's), it returns the results of the entries before it, which
+// it added, and adds nothing more.
+func (m *Memory[T, K]) addAll(ctx context.Context, es []NewEntry[T, K], dst []Result) ([]Result, error) {
+	if err := m.checkAdd(ctx); err != nil {
+		return dst, err
+	}
+	var hs [addChunk]uint64
+	var err error
+	for i := range es {
+		if hs[i], err = m.checkEntry(&es[i]); err != nil {
+			es = es[:i]
+			break
+		}
+	}
+	return m.addChunk(es, hs[:len(es)], dst), err
+}
+
+// addChunk adds es, whose keys have the hashes hs, under one hold of the
+// lock, appends their results to dst, and notifies the scheduler once if
+// any can be taken.
+func (m *Memory[T, K]) addChunk(es []NewEntry[T, K], hs []uint64, dst []Result) []Result {
+	ready := false
+	m.mu.Lock()
+	defer func() {
+		m.mu.Unlock()
+		if ready {
+			m.info.Notify()
+		}
+	}()
+	for i := range es {
+		id, added, r := m.add(&es[i], hs[i])
+		dst = append(dst, Result{ID: id, Added: added})
+		ready = ready || r
+	}
+	return dst
+}
+
+// addLocking is add under the lock.
+func (m *Memory[T, K]) addLocking(a *NewEntry[T, K], h uint64) (id ID, added, ready bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.add(a, h)
+}
+
+// checkAdd checks the context and the Memory of an add.
+func (m *Memory[T, K]) checkAdd(ctx context.Context) error {
+	if ctx == nil {
+		return errNilCtx
+	}
+	if m.byKey.lay == nil { // a zero Memory, never opened: the contract is broken
+		return fmt.Errorf("%w: Add to a Memory not opened", ErrInvalid)
+	}
+	return nil
+}
+
+// checkEntry checks a and returns the hash of its key.
+func (m *Memory[T, K]) checkEntry(a *NewEntry[T, K]) (uint64, error) {
+	h, ok := m.byKey.hash(a.Key)
+	if !ok {
+		return 0, fmt.Errorf("%w: key %s is not equal to itself or cannot be hashed", ErrInvalid, keys.Describe(a.Key))
+	}
+	if a.Priority < MinPriority || a.Priority > MaxPriority {
+		return 0, fmt.Errorf("%w: priority %d not in [%d, %d]", ErrInvalid, a.Priority, MinPriority, MaxPriority)
+	}
+	if a.Group != "" && !m.info.Grouped {
+		return 0, fmt.Errorf("%w: entry of group %q in a queue opened without Grouped", ErrInvalid, a.Group)
+	}
+	return h, nil
+}
+
+// add is Add but for the checks, the lock and the notification, of an
+// entry whose key has hash h; ready reports whether the entry can be
+// taken. Under m.mu.
+func (m *Memory[T, K]) add(a *NewEntry[T, K], h uint64) (id ID, added, ready bool) {
 	old, slot := m.byKey.lookup(a.Key, h)
 	if old != nil {
 		return old.id, false, false

@@ -1,0 +1,176 @@
+package sched_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+	"weak"
+
+	"pgregory.net/rapid"
+
+	"github.com/jobkit/jobkit/sched"
+	"github.com/jobkit/jobkit/sched/internal/must"
+)
+
+// wrapped embeds Memory and counts its Adds: AddAll must not go around
+// the Add of a backend that embeds Memory (its Add may do more).
+type wrapped struct {
+	*sched.Memory[int, int]
+	adds int
+}
+
+func (w *wrapped) Add(ctx context.Context, a sched.NewEntry[int, int]) (sched.ID, bool, error) {
+	w.adds++
+	return w.Memory.Add(ctx, a)
+}
+
+// entries lists queue q's entries as (ID, key, state, priority, delayed)
+// in ID order, for comparing two queues.
+func entries(t *testing.T, s *sched.Scheduler, q string) []string {
+	t.Helper()
+	var out []string
+	for e, err := range s.Inspector().List(context.Background(), sched.Query{Queues: []string{q}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%d %s %v p%d %v", e.ID, e.Key, e.State, e.Priority, e.RunAt))
+	}
+	return out
+}
+
+// AddAll gives what as many calls of Add give, one after another: the
+// same results (IDs, and duplicates refused, of live entries and of
+// payloads before in the same call, across AddAll's chunks of 64), the
+// same entries in the same order, the same counts. It does so on Memory,
+// which adds a chunk under one hold of its lock, and on a backend that
+// embeds Memory, whose Add it calls for each payload. The model is a
+// queue on Memory to which each payload is added with Add.
+func TestAddAllIsAddAfterAdd(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(rt *rapid.T) {
+		s := must.New(t, sched.Config{Workers: 1})
+		w := &wrapped{Memory: sched.NewMemory[int, int]()}
+		nop := func(context.Context, *sched.Job[int, int]) error { return nil }
+		real := must.Queue(t, s, "real", sched.QueueConfig[int, int]{Handler: nop})
+		embed := must.Queue(t, s, "embed", sched.QueueConfig[int, int]{Handler: nop, Backend: w})
+		model := must.Queue(t, s, "model", sched.QueueConfig[int, int]{Handler: nop})
+		ctx := context.Background()
+		keys := rapid.IntRange(0, 150)
+		for range rapid.IntRange(1, 4).Draw(rt, "calls") {
+			// Not SliceOfN(keys, 0, 200), whose lengths are mostly below
+			// one chunk of 64.
+			vs := rapid.SliceOfN(keys, rapid.IntRange(0, 200).Draw(rt, "n"), -1).Draw(rt, "payloads")
+			var opts []sched.AddOption
+			if rapid.Bool().Draw(rt, "priority") {
+				opts = append(opts, sched.WithPriority(rapid.IntRange(sched.MinPriority, 9).Draw(rt, "p")))
+			}
+			if rapid.Bool().Draw(rt, "delayed") {
+				opts = append(opts, sched.At(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)))
+			}
+			var want []sched.Result
+			for _, v := range vs {
+				id, added, err := model.Add(ctx, v, opts...)
+				if err != nil {
+					rt.Fatalf("Add: %v", err)
+				}
+				want = append(want, sched.Result{ID: id, Added: added})
+			}
+			before := w.adds
+			for _, q := range []*sched.Queue[int, int]{real, embed} {
+				got, err := q.AddAll(ctx, vs, opts...)
+				if err != nil {
+					rt.Fatalf("%s: AddAll: %v", q.Name(), err)
+				}
+				// IDs are per backend, from 1 in each: equal if the same adds were made.
+				if !slices.Equal(got, want) && len(got)+len(want) > 0 {
+					rt.Fatalf("%s: AddAll(%v) = %v, want %v", q.Name(), vs, got, want)
+				}
+			}
+			if w.adds-before != len(vs) {
+				rt.Fatalf("AddAll on a backend that embeds Memory called its Add %d times for %d payloads", w.adds-before, len(vs))
+			}
+		}
+		want, wantCounts := entries(t, s, "model"), must.Counts(t, model)
+		for _, q := range []*sched.Queue[int, int]{real, embed} {
+			if got := entries(t, s, q.Name()); !slices.Equal(got, want) {
+				rt.Fatalf("%s: entries %v, want %v", q.Name(), got, want)
+			}
+			if got := must.Counts(t, q); got != wantCounts {
+				rt.Fatalf("%s: counts %+v, want %+v", q.Name(), got, wantCounts)
+			}
+		}
+	})
+}
+
+// An invalid payload midway (a NaN key, a Key function that panics) ends
+// AddAll there: the payloads before it are added, also in its chunk of 64,
+// and their results returned with the error; none after it is.
+func TestAddAllStopsAtAnInvalidPayload(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := must.New(t, sched.Config{Workers: 1})
+	q := must.Queue(t, s, "nan", sched.QueueConfig[float64, float64]{Handler: func(context.Context, *sched.Job[float64, float64]) error { return nil }})
+	vs := make([]float64, 150)
+	for i := range vs {
+		vs[i] = float64(i)
+	}
+	vs[70] = math.NaN()
+	out, err := q.AddAll(ctx, vs)
+	if !errors.Is(err, sched.ErrInvalid) || len(out) != 70 {
+		t.Errorf("AddAll with a NaN at 70 = %d results, %v; want 70 and ErrInvalid", len(out), err)
+	}
+	if c := must.Counts(t, q); c.Added != 70 {
+		t.Errorf("%d added, want 70", c.Added)
+	}
+
+	p := must.Queue(t, s, "panics", sched.QueueConfig[int, int]{
+		Handler: func(context.Context, *sched.Job[int, int]) error { return nil },
+		Key: func(v int) int {
+			if v == 100 {
+				panic("no key")
+			}
+			return v
+		},
+	})
+	ints := make([]int, 150)
+	for i := range ints {
+		ints[i] = i
+	}
+	out, err = p.AddAll(ctx, ints)
+	if !errors.Is(err, sched.ErrInvalid) || len(out) != 100 {
+		t.Errorf("AddAll whose Key panics at 100 = %d results, %v; want 100 and ErrInvalid", len(out), err)
+	}
+	if c := must.Counts(t, p); c.Added != 100 {
+		t.Errorf("%d added, want 100", c.Added)
+	}
+}
+
+// AddAll keeps no payload once its entries are gone: the buffers it builds
+// entries in are reused, and must not hold the last chunk's payloads.
+func TestAddAllKeepsNoPayload(t *testing.T) {
+	ctx := context.Background()
+	s := must.New(t, sched.Config{Workers: 1})
+	type big struct{ b [1 << 10]byte }
+	q := must.Queue(t, s, "q", sched.QueueConfig[*big, int]{
+		Handler: func(context.Context, *sched.Job[*big, int]) error { return nil },
+		Key:     func(p *big) int { return int(p.b[0]) },
+	})
+	p := &big{}
+	wp := weak.Make(p)
+	if _, err := q.AddAll(ctx, []*big{p}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Inspector().Delete(ctx, sched.Query{Queues: []string{"q"}}); err != nil || n != 1 {
+		t.Fatalf("Delete = %d, %v", n, err)
+	}
+	p = nil
+	runtime.GC() // once: a sync.Pool keeps what it held through one
+	if wp.Value() != nil {
+		t.Error("the payload of a deleted entry is still reachable after AddAll")
+	}
+}
