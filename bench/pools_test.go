@@ -153,6 +153,31 @@ func (r *schedRunner[K]) submit(id int) error {
 	return err
 }
 
+// chunkSubmitter is a jobRunner that takes several jobs in one call: the
+// scheduler's AddAll. submitAll returns how many of ids will not run, and
+// an error if any will not.
+type chunkSubmitter interface {
+	submitAll(ids []int) (refused int, err error)
+}
+
+// schedAllRunner is a schedRunner whose producers add their jobs a chunk at
+// a time with AddAll.
+type schedAllRunner[K comparable] struct{ *schedRunner[K] }
+
+func (r schedAllRunner[K]) submitAll(ids []int) (int, error) {
+	out, err := r.q.AddAll(context.Background(), ids)
+	refused := len(ids) - len(out)
+	for i, res := range out {
+		if !res.Added {
+			refused++
+			if err == nil {
+				err = fmt.Errorf("sched: job %d rejected as a duplicate", ids[i])
+			}
+		}
+	}
+	return refused, err
+}
+
 func (r *schedRunner[K]) hold()    { r.q.Pause() }
 func (r *schedRunner[K]) release() { r.q.Resume() }
 

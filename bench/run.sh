@@ -18,7 +18,8 @@
 # goroutines and worker pools (conc, pond, ants) for BENCHTIME; the report
 # gives it a table of ratios and a chart of its own (SCHED_SVG), then the
 # first row again with int and string keys and with IDs from four producers'
-# ranges (BenchmarkSched_NoOpKeys), and the per-job work under the backend's
+# ranges (BenchmarkSched_NoOpKeys), with the producer adding 64 jobs at a
+# time (BenchmarkSched_AddAll), and the per-job work under the backend's
 # lock and the scheduler around a backend that does nearly nothing
 # (BenchmarkSched_Floor).
 #
@@ -75,7 +76,7 @@ groups=(
 	"^BenchmarkRequeue\$|$BENCHTIME"
 	"^BenchmarkScale\$|$BENCHTIME"
 	"^BenchmarkSched_NoOp\$|$BENCHTIME"
-	"^BenchmarkSched_(NoOpKeys|Floor)\$|$BENCHTIME"
+	"^BenchmarkSched_(NoOpKeys|Floor|AddAll)\$|$BENCHTIME"
 )
 cmds=()
 for g in "${groups[@]}"; do

@@ -211,6 +211,16 @@ func (h *noopHarness) round(tb testing.TB, n int, m noopMode, seen []atomic.Int3
 			rd.count() // the job will not run: count it so that the round ends
 		}
 	}
+	addAll := func(cs chunkSubmitter, ids []int) {
+		n, err := cs.submitAll(ids)
+		if err != nil {
+			errOnce.Do(func() { firstErr = err })
+		}
+		refused.Add(int64(n))
+		for range n {
+			rd.count() // the job will not run: count it so that the round ends
+		}
+	}
 	start := make(chan struct{})
 	var prods sync.WaitGroup
 	if m.before {
@@ -226,6 +236,19 @@ func (h *noopHarness) round(tb testing.TB, n int, m noopMode, seen []atomic.Int3
 			}
 			prods.Go(func() {
 				<-start
+				if cs, ok := h.r.(chunkSubmitter); ok {
+					// A credit a chunk, as below, and the chunk in one call.
+					ids := make([]int, 0, creditChunk)
+					for i := from; i < to; i += step {
+						ids = append(ids, rd.base+i)
+						if len(ids) == creditChunk || i+step >= to {
+							rd.credits <- struct{}{}
+							addAll(cs, ids)
+							ids = ids[:0]
+						}
+					}
+					return
+				}
 				for i, j := from, 0; i < to; i, j = i+step, j+1 {
 					if j%creditChunk == 0 {
 						rd.credits <- struct{}{}
@@ -341,4 +364,53 @@ func runPondIn(b *testing.B, m noopMode) {
 	fs := noopRunners()
 	i := slices.IndexFunc(fs, func(f runnerFactory) bool { return f.name == "pond" })
 	runNoOp(b, fs[i], 2*runtime.GOMAXPROCS(0), m)
+}
+
+// BenchmarkSched_AddAll is BenchmarkSched_NoOpKeys's int and string rows
+// with a third column, sched-b64-all: the same scheduler, whose producer
+// adds its jobs creditChunk (64) at a time with Queue.AddAll instead of one
+// at a time with Add, named
+//
+//	Sched_AddAll/keys=<int|string>/impl=<sched-b64|sched-b64-all|pond>
+//
+// The pools have no call that submits several jobs: pond's row submits
+// them one at a time, as in BenchmarkSched_NoOpKeys.
+func BenchmarkSched_AddAll(b *testing.B) {
+	v := schedVariant{batch: 64, keep: true}
+	kinds := []struct {
+		name string
+		key  func(int) string // nil: int keys
+	}{
+		{"int", nil},
+		{"string", func(id int) string { return "ns/name-" + strconv.Itoa(id) }},
+	}
+	w := 2 * runtime.GOMAXPROCS(0)
+	mode := noopMode{producers: 1}
+	for _, k := range kinds {
+		newRunner := func(all bool) func(int, func(int)) (jobRunner, error) {
+			return func(w int, job func(int)) (jobRunner, error) {
+				if k.key == nil {
+					r, err := newSchedRunner[int](w, v, nil, job)
+					if err != nil || !all {
+						return r, err
+					}
+					return schedAllRunner[int]{r}, nil
+				}
+				r, err := newSchedRunner(w, v, k.key, job)
+				if err != nil || !all {
+					return r, err
+				}
+				return schedAllRunner[string]{r}, nil
+			}
+		}
+		b.Run("keys="+k.name, func(b *testing.B) {
+			b.Run("impl="+v.name(), func(b *testing.B) {
+				runNoOp(b, runnerFactory{name: v.name(), holds: true, new: newRunner(false)}, w, mode)
+			})
+			b.Run("impl="+v.name()+"-all", func(b *testing.B) {
+				runNoOp(b, runnerFactory{name: v.name() + "-all", holds: true, new: newRunner(true)}, w, mode)
+			})
+			b.Run("impl=pond", func(b *testing.B) { runPondIn(b, mode) })
+		})
+	}
 }

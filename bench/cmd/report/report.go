@@ -332,6 +332,7 @@ func renderReport(d *data, m meta) (md, svg string) {
 	r.table("Scale", "B/inprogress", all, []string{"clientgo"})
 	r.section5(s5, m.schedSVG)
 	r.sectionKeys(s5keys)
+	r.sectionAddAll()
 	r.sectionFloor()
 
 	var least *group

@@ -108,7 +108,13 @@ func TestReportSchedKeysAndFloor(t *testing.T) {
 		"BenchmarkSched_Floor/part=scheduler-2 1000 272 ns/op 0.0001 allocs/job 3676471 jobs/s 1 B/op 0 allocs/op\n" +
 		"BenchmarkSched_Floor/part=lean-2 1000 170 ns/op 0.0007 allocs/job 5882353 jobs/s 0 B/op 0 allocs/op\n" +
 		"BenchmarkSched_Floor/part=lean-map-2 1000 150 ns/op 0 allocs/job 6666667 jobs/s 0 B/op 0 allocs/op\n" +
-		"BenchmarkSched_Floor/part=pond-2 1000 136 ns/op 1 allocs/job 7352941 jobs/s 40 B/op 1 allocs/op\n"
+		"BenchmarkSched_Floor/part=pond-2 1000 136 ns/op 1 allocs/job 7352941 jobs/s 40 B/op 1 allocs/op\n" +
+		"BenchmarkSched_AddAll/keys=int/impl=sched-b64-2 1000 600 ns/op 0.0002 allocs/job 1666667 jobs/s 0 B/op 0 allocs/op\n" +
+		"BenchmarkSched_AddAll/keys=int/impl=sched-b64-all-2 1000 480 ns/op 0.016 allocs/job 2083333 jobs/s 17 B/op 0 allocs/op\n" +
+		"BenchmarkSched_AddAll/keys=int/impl=pond-2 1000 120 ns/op 1 allocs/job 8333333 jobs/s 40 B/op 1 allocs/op\n" +
+		"BenchmarkSched_AddAll/keys=string/impl=sched-b64-2 1000 700 ns/op 2 allocs/job 1428571 jobs/s 25 B/op 2 allocs/op\n" +
+		"BenchmarkSched_AddAll/keys=string/impl=sched-b64-all-2 1000 650 ns/op 2.016 allocs/job 1538462 jobs/s 41 B/op 2 allocs/op\n" +
+		"BenchmarkSched_AddAll/keys=string/impl=pond-2 1000 100 ns/op 1 allocs/job 10000000 jobs/s 40 B/op 1 allocs/op\n"
 	d, err := parse(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +132,14 @@ func TestReportSchedKeysAndFloor(t *testing.T) {
 		"| lean | 170 | 1.25 |",
 		"| lean-map | 150 | 1.10 |",
 		"| pond | 136 | 1.00 |",
+		"| string | sched-b64-all | 650 | 1538462 | 2.02 | 6.50 | 0.93 |",
+		"| int | sched-b64-all | 480 | 2083333 | 0.016 | 4.00 | 0.80 |",
+		"| int | sched-b64 | 600 | 1666667 | 0.0002 | 5.00 | 1.00 |",
 	)
+	a1, a2 := strings.Index(md, "| string | sched-b64 | 700"), strings.Index(md, "| int | sched-b64-all | 480")
+	if a1 < 0 || a2 < a1 {
+		t.Error("the AddAll table is not in order of ÷ pond, the least favourable (string keys, Add) first")
+	}
 	s, rg, i := strings.Index(md, "| string | sched-b64"), strings.Index(md, "| ranges | sched-b64"), strings.Index(md, "| int | sched-b64")
 	if s < 0 || rg < s || i < rg {
 		t.Error("the key kinds' table is not in order of ÷ pond, the least favourable (string keys here) first")

@@ -6,13 +6,15 @@ import (
 	"slices"
 )
 
-// keysScenario and floorScenario name the results of
-// BenchmarkSched_NoOpKeys (scenario 5's first row with int and string keys)
-// and BenchmarkSched_Floor (the work under the backend's lock, per job, and
-// the scheduler around a backend that does nearly nothing).
+// keysScenario, floorScenario and addAllScenario name the results of
+// BenchmarkSched_NoOpKeys (scenario 5's first row with int and string
+// keys), BenchmarkSched_Floor (the work under the backend's lock, per job,
+// and the scheduler around a backend that does nearly nothing) and
+// BenchmarkSched_AddAll (the producer adding 64 jobs at a time).
 const (
-	keysScenario  = "Sched_NoOpKeys"
-	floorScenario = "Sched_Floor"
+	keysScenario   = "Sched_NoOpKeys"
+	floorScenario  = "Sched_Floor"
+	addAllScenario = "Sched_AddAll"
 )
 
 // floorParts are BenchmarkSched_Floor's parts in the order the report
@@ -77,6 +79,43 @@ func (r *reporter) sectionKeys(rows []string) {
 		pn, ok4 := r.med(withImpl(n, "pond"), "ns/op")
 		rat, ok5 := r.ratio(n, withImpl(n, "pond"), "ns/op")
 		r.printf("| %s | %s | %s | %s | %s | %s | %s |\n", k["keys"], k["impl"], maybe(ns, ok1), maybe(js, ok2), maybe(al, ok3), maybe(pn, ok4), ratioText(rat, 1, ok5))
+	}
+	r.printf("\n")
+}
+
+// sectionAddAll writes BenchmarkSched_AddAll's table: for each key kind,
+// sched-b64 adding one job at a time (Add) and 64 at a time (AddAll),
+// against pond in the same run, the least favourable (the largest time per
+// job ÷ pond) first.
+func (r *reporter) sectionAddAll() {
+	var rows []string
+	for _, n := range r.d.order {
+		if k := r.d.results[n].keys; k["scenario"] == addAllScenario && isSched(k["impl"]) {
+			rows = append(rows, n)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	ratio := func(n string) float64 {
+		v, ok := r.ratio(n, withImpl(n, "pond"), "ns/op")
+		if !ok {
+			return -1 // rows without a ratio last
+		}
+		return v
+	}
+	slices.SortStableFunc(rows, func(a, b string) int { return cmp.Compare(ratio(b), ratio(a)) })
+	r.printf("### Adding 64 jobs at a time\n\n")
+	r.printf("`BenchmarkSched_AddAll/keys=<int|string>/impl=<sched-b64|sched-b64-all|pond>`: the key kinds' first two rows again, with a third column in the same run: `sched-b64-all` is the same scheduler, whose producer adds its jobs 64 at a time with `Queue.AddAll` (one reading of the Clock, and one hold of `Memory`'s lock, for the 64) instead of one at a time with `Add`. pond has no call that submits several jobs, and submits them one at a time. Least favourable first:\n\n")
+	r.printf("| keys | impl | ns/job | jobs/s | allocs/job | ÷ pond | ÷ sched-b64 |\n|---|---|--:|--:|--:|--:|--:|\n")
+	for _, n := range rows {
+		k := r.d.results[n].keys
+		ns, ok1 := r.med(n, "ns/op")
+		js, ok2 := r.med(n, "jobs/s")
+		al, ok3 := r.med(n, "allocs/job")
+		rp, ok4 := r.ratio(n, withImpl(n, "pond"), "ns/op")
+		rs, ok5 := r.ratio(n, withImpl(n, "sched-b64"), "ns/op")
+		r.printf("| %s | %s | %s | %s | %s | %s | %s |\n", k["keys"], k["impl"], maybe(ns, ok1), maybe(js, ok2), maybe(al, ok3), ratioText(rp, 1, ok4), ratioText(rs, 1, ok5))
 	}
 	r.printf("\n")
 }
