@@ -174,3 +174,81 @@ func TestAddAllKeepsNoPayload(t *testing.T) {
 		t.Error("the payload of a deleted entry is still reachable after AddAll")
 	}
 }
+
+// A Key function that ends its goroutine (runtime.Goexit) midway through
+// AddAll leaves no payload of the chunk it was building in AddAll's pool.
+func TestAddAllKeepsNoPayloadAfterGoexit(t *testing.T) {
+	ctx := context.Background()
+	s := must.New(t, sched.Config{Workers: 1})
+	type big struct {
+		n int
+		b [1 << 10]byte
+	}
+	q := must.Queue(t, s, "q", sched.QueueConfig[*big, int]{
+		Handler: func(context.Context, *sched.Job[*big, int]) error { return nil },
+		Key: func(p *big) int {
+			if p.n == 3 {
+				runtime.Goexit()
+			}
+			return p.n
+		},
+	})
+	var wps []weak.Pointer[big]
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		ps := []*big{{n: 0}, {n: 1}, {n: 2}, {n: 3}}
+		for _, p := range ps {
+			wps = append(wps, weak.Make(p))
+		}
+		_, _ = q.AddAll(ctx, ps)
+		t.Error("AddAll returned after its Key function called runtime.Goexit")
+	}()
+	<-ended
+	runtime.GC()
+	for i, wp := range wps {
+		if wp.Value() != nil {
+			t.Errorf("payload %d is still reachable after AddAll's goroutine ended", i)
+		}
+	}
+	if c := must.Counts(t, q); c.Added != 0 {
+		t.Errorf("%d added, want 0: the chunk is added once built", c.Added)
+	}
+}
+
+// A Key function may call Add and AddAll of its own queue while AddAll
+// builds a chunk: no lock is held then, and each call has its own buffer.
+func TestAddAllReentrantFromKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := must.New(t, sched.Config{Workers: 1})
+	var q *sched.Queue[int, int]
+	q = must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+		Handler: func(context.Context, *sched.Job[int, int]) error { return nil },
+		Key: func(v int) int {
+			if v == 5 {
+				if _, _, err := q.Add(ctx, 1000); err != nil {
+					t.Error(err)
+				}
+				if out, err := q.AddAll(ctx, []int{1001, 1002, 6}); err != nil || len(out) != 3 {
+					t.Errorf("nested AddAll = %v, %v", out, err)
+				}
+			}
+			return v
+		},
+	})
+	out, err := q.AddAll(ctx, []int{1, 5, 6, 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 6 was added by the nested AddAll, before this chunk was: a duplicate.
+	want := []bool{true, true, false, true}
+	for i, r := range out {
+		if r.Added != want[i] {
+			t.Errorf("result %d = %+v, want added %v", i, r, want[i])
+		}
+	}
+	if c := must.Counts(t, q); c.Added != 7 {
+		t.Errorf("%d added, want 7 (1, 5, 7 and the nested 1000, 1001, 1002, 6)", c.Added)
+	}
+}

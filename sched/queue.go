@@ -507,11 +507,13 @@ type Result struct {
 // results of the payloads before: those were added.
 //
 // A payload whose key is that of a payload before it in vs is a duplicate
-// of that one's entry, as it would be in as many calls of Add. The entries
-// of up to 64 payloads in a row share their enqueue time, one reading of
-// the Clock, and Memory (the default backend) adds them under one hold of
-// its lock, so that AddAll costs its caller less per job than Add does
-// (see bench/RESULTS.md).
+// of that one's entry, as it would be in as many calls of Add. AddAll
+// works in chunks of up to 64 payloads: the queue's Key and Group
+// functions are called for a chunk's payloads before any of them is added
+// (an add that one of them makes comes first), the chunk's entries share
+// their enqueue time, one reading of the Clock, and Memory (the default
+// backend) adds them under one hold of its lock, so that AddAll costs its
+// caller less per job than Add does (BenchmarkQueue_AddPaused).
 func (q *Queue[T, K]) AddAll(ctx context.Context, vs []T, opts ...AddOption) ([]Result, error) {
 	if err := q.made(); err != nil {
 		return nil, err
@@ -521,7 +523,13 @@ func (q *Queue[T, K]) AddAll(ctx context.Context, vs []T, opts ...AddOption) ([]
 	}
 	out := make([]Result, 0, len(vs))
 	buf := q.entryBufs.get()
-	defer q.entryBufs.put(buf)
+	// buf[:used] may hold payloads, which are the caller's: the pool must
+	// not keep them, also if a Key function ends the goroutine midway.
+	used := 0
+	defer func() {
+		clear(buf[:used])
+		q.entryBufs.put(buf)
+	}()
 	for len(vs) > 0 {
 		n := min(len(vs), len(buf))
 		var now time.Time
@@ -533,6 +541,7 @@ func (q *Queue[T, K]) AddAll(ctx context.Context, vs []T, opts ...AddOption) ([]
 				if i == 0 {
 					now = q.s.clock.Now()
 				}
+				used = max(used, i+1)
 				err = q.newEntry(&buf[i], vs[i], opts, now)
 			}
 			if err != nil {
@@ -542,7 +551,6 @@ func (q *Queue[T, K]) AddAll(ctx context.Context, vs []T, opts ...AddOption) ([]
 		}
 		var addErr error
 		out, addErr = q.addEntries(ctx, buf[:n], out)
-		clear(buf[:n]) // the payloads are the caller's: not kept by the pool
 		if addErr != nil {
 			return out, addErr
 		}
