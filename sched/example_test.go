@@ -61,3 +61,36 @@ func Example() {
 	// add cat.png: false
 	// cat.png on attempt 2, dog.png on attempt 1; 2 succeeded
 }
+
+// Add a batch of jobs in one call: a payload whose key is live, or comes
+// earlier in the same call, is refused as a duplicate and reported with
+// the ID of the entry that blocks it.
+func ExampleQueue_AddAll() {
+	ctx := context.Background()
+	s, err := sched.New(sched.Config{Workers: 1})
+	if err != nil {
+		panic(err)
+	}
+	q, err := sched.NewQueue(s, "thumbnails", sched.QueueConfig[string, string]{
+		Handler: func(ctx context.Context, job *sched.Job[string, string]) error { return nil },
+	})
+	if err != nil {
+		panic(err)
+	}
+	if _, _, err := q.Add(ctx, "b.png"); err != nil {
+		panic(err)
+	}
+	imgs := []string{"a.png", "b.png", "c.png", "a.png"}
+	out, err := q.AddAll(ctx, imgs)
+	if err != nil {
+		panic(err)
+	}
+	for i, r := range out {
+		fmt.Printf("%s: added %v, entry %d\n", imgs[i], r.Added, r.ID)
+	}
+	// Output:
+	// a.png: added true, entry 2
+	// b.png: added false, entry 1
+	// c.png: added true, entry 3
+	// a.png: added false, entry 2
+}
