@@ -182,7 +182,7 @@ func TestAddAllKeepsNoPayloadAfterGoexit(t *testing.T) {
 	s := must.New(t, sched.Config{Workers: 1})
 	type big struct {
 		n int
-		b [1 << 10]byte
+		_ [1 << 10]byte
 	}
 	q := must.Queue(t, s, "q", sched.QueueConfig[*big, int]{
 		Handler: func(context.Context, *sched.Job[*big, int]) error { return nil },
