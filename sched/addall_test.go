@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 	"weak"
 
@@ -251,4 +252,34 @@ func TestAddAllReentrantFromKey(t *testing.T) {
 	if c := must.Counts(t, q); c.Added != 7 {
 		t.Errorf("%d added, want 7 (1, 5, 7 and the nested 1000, 1001, 1002, 6)", c.Added)
 	}
+}
+
+// A Stop that returns while AddAll builds a chunk (here, from its Key
+// function) leaves the chunk unadded: nothing lands after Stop returned.
+func TestAddAllAddsNothingAfterStopReturned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s := must.New(t, sched.Config{Workers: 1})
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+			Handler: func(context.Context, *sched.Job[int, int]) error { return nil },
+			Key: func(v int) int {
+				if v == 2 {
+					if err := s.Stop(ctx); err != nil {
+						t.Error(err)
+					}
+				}
+				return v
+			},
+		})
+		out, err := q.AddAll(ctx, []int{1, 2, 3}, sched.After(time.Hour))
+		if !errors.Is(err, sched.ErrStopped) {
+			t.Errorf("AddAll across a Stop: %v, want ErrStopped", err)
+		}
+		if c := must.Counts(t, q); c.Added != 0 || len(out) != 0 {
+			t.Errorf("%d entries added and %d results after the Stop in the Key function returned, want none", c.Added, len(out))
+		}
+	})
 }

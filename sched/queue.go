@@ -502,9 +502,12 @@ type Result struct {
 }
 
 // AddAll adds a job for each payload, with the same options, and returns a
-// result for each, in order. On an error, Add's for a payload, or ctx's or
-// ErrStopped once ctx ends or the scheduler stops midway, it returns the
-// results of the payloads before: those were added.
+// result for each, in order. On an error it returns the results of the
+// payloads added (or refused as duplicates) before it, in order, and no
+// later payload is added: on Add's error for a payload, every payload
+// before it has a result; on ctx's, or on ErrStopped once the scheduler
+// stops midway, the payloads of the chunk (below) being built may have
+// none, and were not added.
 //
 // A payload whose key is that of a payload before it in vs is a duplicate
 // of that one's entry, as it would be in as many calls of Add. AddAll
@@ -548,6 +551,12 @@ func (q *Queue[T, K]) AddAll(ctx context.Context, vs []T, opts ...AddOption) ([]
 				n = i
 				break
 			}
+		}
+		// Stop may have begun while the Key and Group functions ran: the
+		// chunk is not added then, so that no more can land after Stop
+		// than one Add's.
+		if n > 0 && q.s.stopping.Load() {
+			return out, ErrStopped
 		}
 		var addErr error
 		out, addErr = q.addEntries(ctx, buf[:n], out)
