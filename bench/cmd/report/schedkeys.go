@@ -27,23 +27,7 @@ var floorParts = []string{"distinct", "clock", "memory", "scheduler", "lean", "l
 // no allocation target: the string keys' allocations are the Key
 // function's.
 func (r *reporter) schedKeyRows() []string {
-	var rows []string
-	for _, n := range r.d.order {
-		if k := r.d.results[n].keys; k["scenario"] == keysScenario && isSched(k["impl"]) {
-			rows = append(rows, n)
-		}
-	}
-	slices.SortStableFunc(rows, func(a, b string) int {
-		ra, oka := r.ratio(a, withImpl(a, "pond"), "ns/op")
-		rb, okb := r.ratio(b, withImpl(b, "pond"), "ns/op")
-		if oka != okb { // rows without a ratio last
-			if oka {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(rb, ra)
-	})
+	rows := r.schedRowsOf(keysScenario)
 	for _, n := range rows {
 		k := r.d.results[n].keys
 		what := fmt.Sprintf("%s, keys=%s (workers=2×GOMAXPROCS adds=during %s)", k["impl"], k["keys"], keysProducers(k["keys"]))
@@ -52,6 +36,27 @@ func (r *reporter) schedKeyRows() []string {
 		rat, ok := r.ratio(n, withImpl(n, "pond"), "ns/op")
 		r.check("5 sched", "time/job ÷ pond, "+what, rat, ok, schedPoolLimit)
 	}
+	return rows
+}
+
+// schedRowsOf returns the scheduler's rows of scenario, the least
+// favourable (the largest time per job ÷ pond in the same run) first, and
+// those without that ratio last.
+func (r *reporter) schedRowsOf(scenario string) []string {
+	var rows []string
+	for _, n := range r.d.order {
+		if k := r.d.results[n].keys; k["scenario"] == scenario && isSched(k["impl"]) {
+			rows = append(rows, n)
+		}
+	}
+	ratio := func(n string) float64 {
+		v, ok := r.ratio(n, withImpl(n, "pond"), "ns/op")
+		if !ok {
+			return -1 // ratios are positive: last
+		}
+		return v
+	}
+	slices.SortStableFunc(rows, func(a, b string) int { return cmp.Compare(ratio(b), ratio(a)) })
 	return rows
 }
 
@@ -88,23 +93,10 @@ func (r *reporter) sectionKeys(rows []string) {
 // against pond in the same run, the least favourable (the largest time per
 // job ÷ pond) first.
 func (r *reporter) sectionAddAll() {
-	var rows []string
-	for _, n := range r.d.order {
-		if k := r.d.results[n].keys; k["scenario"] == addAllScenario && isSched(k["impl"]) {
-			rows = append(rows, n)
-		}
-	}
+	rows := r.schedRowsOf(addAllScenario)
 	if len(rows) == 0 {
 		return
 	}
-	ratio := func(n string) float64 {
-		v, ok := r.ratio(n, withImpl(n, "pond"), "ns/op")
-		if !ok {
-			return -1 // rows without a ratio last
-		}
-		return v
-	}
-	slices.SortStableFunc(rows, func(a, b string) int { return cmp.Compare(ratio(b), ratio(a)) })
 	r.printf("### Adding 64 jobs at a time\n\n")
 	r.printf("`BenchmarkSched_AddAll/keys=<int|string>/impl=<sched-b64|sched-b64-all|pond>`: the key kinds' first two rows again, with a third column in the same run: `sched-b64-all` is the same scheduler, whose producer adds its jobs 64 at a time with `Queue.AddAll` (one reading of the Clock, and one hold of `Memory`'s lock, for the 64) instead of one at a time with `Add`. pond has no call that submits several jobs, and submits them one at a time. Least favourable first:\n\n")
 	r.printf("| keys | impl | ns/job | jobs/s | allocs/job | ÷ pond | ÷ sched-b64 |\n|---|---|--:|--:|--:|--:|--:|\n")
