@@ -160,6 +160,12 @@ type Reaper struct {
 
 	metricsOff atomic.Bool // set once a metric panicked
 
+	// taking is held (a token in a channel, so that a look waiting for it
+	// heeds its context) by the look that lists the runs in progress for
+	// TakenTooOften and forgets the alerts of runs no longer seen: see
+	// checkTaken.
+	taking chan struct{}
+
 	mu      sync.Mutex // guards the fields below
 	stats   Stats
 	alerted map[alertKey]bool  // taken-too-often alerts already raised
@@ -217,6 +223,7 @@ func New(s *sched.Scheduler, cfg Config) (*Reaper, error) {
 	return &Reaper{
 		s: s, in: in, cfg: cfg,
 		alerted: make(map[alertKey]bool),
+		taking:  make(chan struct{}, 1),
 		ended:   make(map[string]endedAt),
 		stalled: make(map[string]bool),
 		metrics: make(map[string]*queueMetrics),
@@ -331,8 +338,11 @@ func (r *Reaper) loop(ctx context.Context, done chan<- struct{}) {
 
 // Look does what the reaper does once an Interval, at once: it rescues the
 // lapsed runs and raises alerts. The reaper's goroutine calls it; a test or
-// an operator tool may too. It does nothing on a Reaper not made by New,
-// nor with a nil context, which it logs as an error.
+// an operator tool may too. Looks may overlap, except that one at a time
+// lists the runs in progress for TakenTooOften: a Look waits for another's
+// listing (not for its OnAlert calls), and skips that check if ctx ends
+// meanwhile. It does nothing on a Reaper not made by New, nor with a nil
+// context, which it logs as an error.
 func (r *Reaper) Look(ctx context.Context) {
 	if r.s == nil {
 		return
@@ -367,15 +377,39 @@ func (r *Reaper) Look(ctx context.Context) {
 
 // checkTaken alerts once for each entry taken more than TakenThreshold
 // times, at each new count.
+//
+// One look at a time lists and forgets: a look that forgot every alert of
+// a run its listing did not see would forget one that another look, which
+// listed the run after it started, had just raised, and a third look would
+// raise it again. The alerts are raised once the listing is done and the
+// next look may list, so that an OnAlert that calls Look, or hangs, holds
+// up no other look's listing.
 func (r *Reaper) checkTaken(ctx context.Context, now time.Time) {
 	if r.cfg.TakenThreshold < 0 {
 		return
 	}
+	select {
+	case r.taking <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	for _, a := range r.listTaken(ctx, now) {
+		r.alert(a)
+	}
+}
+
+// listTaken lists the runs in progress taken more than TakenThreshold
+// times, returns the alerts not raised yet for them, and forgets those of
+// runs no longer in progress. It holds r.taking, and lets go of it on its
+// way out, even if the backend's List panics or ends the goroutine.
+func (r *Reaper) listTaken(ctx context.Context, now time.Time) []Alert {
+	defer func() { <-r.taking }()
+	var fresh []Alert
 	seen := make(map[alertKey]bool)
 	q := sched.Query{States: []sched.State{sched.StateAwaiting, sched.StateRunning}}
 	for e, err := range r.in.List(ctx, q) {
 		if err != nil {
-			return
+			return fresh // nothing forgotten: the listing is not whole
 		}
 		taken := e.Attempts + e.Reruns + 1 // this run too
 		if taken <= r.cfg.TakenThreshold {
@@ -384,12 +418,11 @@ func (r *Reaper) checkTaken(ctx context.Context, now time.Time) {
 		k := alertKey{e.Queue, e.ID, taken}
 		seen[k] = true
 		r.mu.Lock()
-		fresh := !r.alerted[k]
-		r.alerted[k] = true
-		r.mu.Unlock()
-		if fresh {
-			r.alert(Alert{Kind: TakenTooOften, Queue: e.Queue, ID: e.ID, Taken: taken, At: now})
+		if !r.alerted[k] {
+			r.alerted[k] = true
+			fresh = append(fresh, Alert{Kind: TakenTooOften, Queue: e.Queue, ID: e.ID, Taken: taken, At: now})
 		}
+		r.mu.Unlock()
 	}
 	r.mu.Lock()
 	for k := range r.alerted { // forget entries no longer running
@@ -398,6 +431,7 @@ func (r *Reaper) checkTaken(ctx context.Context, now time.Time) {
 		}
 	}
 	r.mu.Unlock()
+	return fresh
 }
 
 // checkStalls alerts for each queue with StallThreshold entries or more
