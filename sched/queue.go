@@ -397,7 +397,7 @@ func (q *Queue[T, K]) Add(ctx context.Context, v T, opts ...AddOption) (ID, bool
 		return 0, false, err
 	}
 	var e NewEntry[T, K]
-	if err := q.newEntry(&e, v, opts, q.s.clock.Now()); err != nil {
+	if err := q.newEntry(&e, v, opts, time.Time{}); err != nil {
 		return 0, false, err
 	}
 	// Not add(ctx, &e): the backend gets its copy of e straight from this
@@ -453,7 +453,8 @@ func (q *Queue[T, K]) keyAndGroup(v T) (k K, group string, err error) {
 	return k, group, nil
 }
 
-// newEntry fills in e for payload v with opts, added at now.
+// newEntry fills in e for payload v with opts, added at now, or if now is
+// zero at the Clock's time once the key and group are known.
 func (q *Queue[T, K]) newEntry(e *NewEntry[T, K], v T, opts []AddOption, now time.Time) error {
 	k, group, err := q.keyAndGroup(v)
 	if err != nil {
@@ -461,6 +462,9 @@ func (q *Queue[T, K]) newEntry(e *NewEntry[T, K], v T, opts []AddOption, now tim
 	}
 	if !keys.Valid(q.keyKind, k) {
 		return fmt.Errorf("%w: key %s is not equal to itself or cannot be hashed", ErrInvalid, keys.Describe(k))
+	}
+	if now.IsZero() {
+		now = q.s.clock.Now()
 	}
 	// Field by field, as batch.start fills a Job: a composite literal
 	// is built aside and copied in.
