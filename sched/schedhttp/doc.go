@@ -75,8 +75,9 @@
 // is the listing's: a client that goes away stops it.
 //
 // A payload is encoded with encoding/json. One that cannot be (a channel,
-// a func, a NaN, a MarshalJSON that fails or panics) does not fail the
-// listing: its entry is listed with "payloadError" in place of "payload".
+// a func, a NaN, a MarshalJSON that fails, panics or calls
+// runtime.Goexit) does not fail the listing: its entry is listed with
+// "payloadError" in place of "payload".
 // It is encoded as the backend holds it, while its handler may be
 // running: a payload whose handler changes what it refers to (a pointer,
 // map or slice) is read as it changes, a data race (see sched.Job's

@@ -194,7 +194,9 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, entryError(queue, id, err))
 		return
 	}
-	b, perr := newEntryEncoder().encode(&s, true)
+	enc := newEntryEncoder()
+	defer enc.close()
+	b, perr := enc.encode(&s, true)
 	if perr != nil {
 		h.log.Debug("schedhttp: payload not encoded", "queue", queue, "id", id, "err", perr)
 	}

@@ -2,9 +2,13 @@ package schedhttp
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
+	"sync"
 	"time"
 
 	"github.com/jobkit/jobkit/internal/panicval"
@@ -30,8 +34,8 @@ type Page struct {
 // with its state by name, its key as text and its times in UTC. Payload
 // holds the payload as JSON when it was asked for (always for GET
 // /entries/{queue}/{id}); if the payload could not be encoded (a channel, a
-// func, a NaN, a MarshalJSON that failed or panicked), Payload is absent
-// and PayloadError says why.
+// func, a NaN, a MarshalJSON that failed, panicked or called
+// runtime.Goexit), Payload is absent and PayloadError says why.
 type Entry struct {
 	Queue        string          `json:"queue"`
 	ID           sched.ID        `json:"id"`
@@ -167,8 +171,16 @@ type entryEncoder struct {
 	e         Entry // reused: encoding it does not allocate it again
 	buf, pbuf bytes.Buffer
 	enc, penc *json.Encoder
+
+	// The goroutine that encodes payloads (see payload), from the first
+	// on: it takes them from in and answers on out, and closes ended when
+	// it ends. in is nil while there is none.
+	in    chan any
+	out   chan error
+	ended chan struct{}
 }
 
+// newEntryEncoder returns an encoder, whose user calls close when done.
 func newEntryEncoder() *entryEncoder {
 	e := &entryEncoder{}
 	e.enc = json.NewEncoder(&e.buf)
@@ -203,18 +215,121 @@ func (x *entryEncoder) encode(s *sched.Summary, payload bool) ([]byte, error) {
 }
 
 // payload encodes v into x.pbuf. A panic of v's MarshalJSON is returned as
-// an error: one bad payload does not take the listing down.
-func (x *entryEncoder) payload(v any) (err error) {
+// an error, and so is a runtime.Goexit: a v whose encoding may call its
+// methods is encoded on a goroutine of the encoder's own, so that one bad
+// payload neither takes the listing down nor ends the request's goroutine
+// mid-answer. A Goexit ends that goroutine; the next payload starts
+// another.
+func (x *entryEncoder) payload(v any) error {
 	x.pbuf.Reset()
+	if !runsCode(reflect.TypeOf(v)) {
+		// Nothing but encoding/json's own code runs: on this goroutine,
+		// without the cost of handing v over.
+		if err := x.encodePayload(v); err != nil {
+			x.pbuf.Reset()
+			return err
+		}
+		return nil
+	}
+	if x.in == nil {
+		x.in, x.out, x.ended = make(chan any), make(chan error), make(chan struct{})
+		go x.encodePayloads(x.in, x.out, x.ended)
+	}
+	x.in <- v
+	select {
+	case err := <-x.out:
+		if err != nil {
+			x.pbuf.Reset()
+		}
+		return err
+	case <-x.ended:
+		x.in = nil
+		x.pbuf.Reset()
+		return errPayloadGoexit
+	}
+}
+
+// close ends the goroutine that encodes payloads, if there is one, and
+// waits for it.
+func (x *entryEncoder) close() {
+	if x.in != nil {
+		close(x.in)
+		<-x.ended
+		x.in = nil
+	}
+}
+
+// errPayloadGoexit is the error of a payload whose encoding ended its
+// goroutine.
+var errPayloadGoexit = errors.New("payload cannot be encoded: its encoding called runtime.Goexit")
+
+// encodePayloads encodes the payloads it takes from in into x.pbuf, and
+// answers each with the error that kept it out, if any.
+func (x *entryEncoder) encodePayloads(in <-chan any, out chan<- error, ended chan<- struct{}) {
+	defer close(ended)
+	for v := range in {
+		out <- x.encodePayload(v)
+	}
+}
+
+func (x *entryEncoder) encodePayload(v any) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			x.pbuf.Reset()
 			err = fmt.Errorf("payload cannot be encoded: MarshalJSON panicked: %s", panicval.String(p))
 		}
 	}()
 	if err := x.penc.Encode(v); err != nil {
-		x.pbuf.Reset()
 		return fmt.Errorf("payload cannot be encoded: %w", err)
 	}
 	return nil
+}
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	runsCodeOf        sync.Map // reflect.Type: bool, runsCode's answers
+)
+
+// runsCode reports whether encoding/json may call a method of a value of
+// type t as it encodes it (MarshalJSON or MarshalText, of t or of a type
+// it holds), or of a value whose type t does not tell (an interface).
+func runsCode(t reflect.Type) bool {
+	if t == nil {
+		return false
+	}
+	if b, ok := runsCodeOf.Load(t); ok {
+		return b.(bool)
+	}
+	b := runsCodeIn(t, map[reflect.Type]bool{})
+	runsCodeOf.Store(t, b)
+	return b
+}
+
+// runsCodeIn is runsCode of t, the types in seen being looked at already
+// (a type that holds itself).
+func runsCodeIn(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	pt := reflect.PointerTo(t)
+	switch {
+	case t.Kind() == reflect.Interface,
+		t.Implements(marshalerType), pt.Implements(marshalerType),
+		t.Implements(textMarshalerType), pt.Implements(textMarshalerType):
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return runsCodeIn(t.Elem(), seen)
+	case reflect.Map:
+		return runsCodeIn(t.Key(), seen) || runsCodeIn(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if runsCodeIn(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
