@@ -30,7 +30,6 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	enc := newEntryEncoder()
-	defer enc.close()
 	var (
 		n          int
 		last, next sched.Cursor

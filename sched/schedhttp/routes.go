@@ -194,9 +194,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, entryError(queue, id, err))
 		return
 	}
-	enc := newEntryEncoder()
-	defer enc.close()
-	b, perr := enc.encode(&s, true)
+	b, perr := newEntryEncoder().encode(&s, true)
 	if perr != nil {
 		h.log.Debug("schedhttp: payload not encoded", "queue", queue, "id", id, "err", perr)
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jobkit/jobkit/internal/isolate"
 	"github.com/jobkit/jobkit/internal/panicval"
 	"github.com/jobkit/jobkit/sched"
 )
@@ -171,16 +172,8 @@ type entryEncoder struct {
 	e         Entry // reused: encoding it does not allocate it again
 	buf, pbuf bytes.Buffer
 	enc, penc *json.Encoder
-
-	// The goroutine that encodes payloads (see payload), from the first
-	// on: it takes them from in and answers on out, and closes ended when
-	// it ends. in is nil while there is none.
-	in    chan any
-	out   chan error
-	ended chan struct{}
 }
 
-// newEntryEncoder returns an encoder, whose user calls close when done.
 func newEntryEncoder() *entryEncoder {
 	e := &entryEncoder{}
 	e.enc = json.NewEncoder(&e.buf)
@@ -216,61 +209,27 @@ func (x *entryEncoder) encode(s *sched.Summary, payload bool) ([]byte, error) {
 
 // payload encodes v into x.pbuf. A panic of v's MarshalJSON is returned as
 // an error, and so is a runtime.Goexit: a v whose encoding may call its
-// methods is encoded on a goroutine of the encoder's own, so that one bad
-// payload neither takes the listing down nor ends the request's goroutine
-// mid-answer. A Goexit ends that goroutine; the next payload starts
-// another.
+// methods is encoded on a goroutine of its own (isolate.Call), so that one
+// bad payload neither takes the listing down nor ends the request's
+// goroutine mid-answer. A plain v is encoded on the caller's goroutine,
+// without that goroutine's cost.
 func (x *entryEncoder) payload(v any) error {
 	x.pbuf.Reset()
+	var err error
 	if !runsCode(reflect.TypeOf(v)) {
-		// Nothing but encoding/json's own code runs: on this goroutine,
-		// without the cost of handing v over.
-		if err := x.encodePayload(v); err != nil {
-			x.pbuf.Reset()
-			return err
-		}
-		return nil
+		err = x.encodePayload(v)
+	} else if !isolate.Call(func() { err = x.encodePayload(v) }) {
+		err = errPayloadGoexit
 	}
-	if x.in == nil {
-		x.in, x.out, x.ended = make(chan any), make(chan error), make(chan struct{})
-		go x.encodePayloads(x.in, x.out, x.ended)
-	}
-	x.in <- v
-	select {
-	case err := <-x.out:
-		if err != nil {
-			x.pbuf.Reset()
-		}
-		return err
-	case <-x.ended:
-		x.in = nil
+	if err != nil {
 		x.pbuf.Reset()
-		return errPayloadGoexit
 	}
-}
-
-// close ends the goroutine that encodes payloads, if there is one, and
-// waits for it.
-func (x *entryEncoder) close() {
-	if x.in != nil {
-		close(x.in)
-		<-x.ended
-		x.in = nil
-	}
+	return err
 }
 
 // errPayloadGoexit is the error of a payload whose encoding ended its
 // goroutine.
 var errPayloadGoexit = errors.New("payload cannot be encoded: its encoding called runtime.Goexit")
-
-// encodePayloads encodes the payloads it takes from in into x.pbuf, and
-// answers each with the error that kept it out, if any.
-func (x *entryEncoder) encodePayloads(in <-chan any, out chan<- error, ended chan<- struct{}) {
-	defer close(ended)
-	for v := range in {
-		out <- x.encodePayload(v)
-	}
-}
 
 func (x *entryEncoder) encodePayload(v any) (err error) {
 	defer func() {
