@@ -99,7 +99,7 @@ func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
 					// failed jobs back in the queue.
 					s.Defer(func(e scope.Exit) error {
 						if e.Failed() && jobs != nil {
-							say("worker %d: %v; queue now %s", w, e.Err(), head(q.Queued(), 8))
+							say("worker %d: %v; queue now %s", w, e.Err(), queueHead(q))
 						}
 						return nil
 					})
@@ -153,6 +153,20 @@ func runDemo(ctx context.Context, out io.Writer, cfg demoConfig) error {
 	say("finished: %d jobs completed exactly once; %d failures put %d jobs back in place; %v",
 		st.Completed, failures, st.Requeued, time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// queueShown is the longest queue a failure line lists the head of:
+// Queued copies the whole queue, under its lock, and a copy per failure
+// made the demo quadratic in -jobs.
+const queueShown = 64
+
+// queueHead formats the first jobs of q, or only how many it holds if
+// that is more than queueShown.
+func queueHead(q *distinct.Queue[string]) string {
+	if n := q.Len(); n > queueShown {
+		return fmt.Sprintf("%d jobs", n)
+	}
+	return head(q.Queued(), 8)
 }
 
 // head formats the first n of jobs, and how many more there are.
