@@ -11,8 +11,9 @@ import (
 	"github.com/jobkit/jobkit/cron"
 )
 
-// cronLayout is RFC 3339 followed by the zone abbreviation.
-const cronLayout = time.RFC3339 + " MST"
+// cronLayout is RFC 3339, with the fraction of a second if there is one
+// (@every keeps that of its anchor), followed by the zone abbreviation.
+const cronLayout = time.RFC3339Nano + " MST"
 
 // maxCronRuns bounds -n.
 const maxCronRuns = 10000
