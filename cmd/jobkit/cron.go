@@ -21,7 +21,8 @@ const maxCronRuns = 10000
 // runCron implements `jobkit cron "<spec>" [-n 5] [-tz Zone] [-from time]`:
 // it prints the next n run times of spec, one a line (at most n: none after
 // the year 9999, which RFC 3339 cannot write), and returns the exit
-// status: 0, or 2 with a message on stderr for a bad spec, zone or flag.
+// status: 0, 2 with a message on stderr for a bad spec, zone or flag, or 1
+// if stdout could not be written.
 // Flags may come before or after the spec.
 func runCron(args []string, stdout, stderr io.Writer, now time.Time) int {
 	fs := flag.NewFlagSet("jobkit cron", flag.ContinueOnError)
@@ -91,7 +92,10 @@ flags:`)
 		if t = s.Next(t); t.IsZero() || t.Year() > 9999 {
 			break
 		}
-		fmt.Fprintln(stdout, t.Format(cronLayout))
+		if _, err := fmt.Fprintln(stdout, t.Format(cronLayout)); err != nil {
+			fmt.Fprintf(stderr, "jobkit cron: %v\n", err)
+			return 1
+		}
 	}
 	return 0
 }
