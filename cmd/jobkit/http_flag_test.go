@@ -44,3 +44,15 @@ func TestBadHTTPFailsFast(t *testing.T) {
 		t.Errorf("the first part ran before the bad address was refused:\n%s", out)
 	}
 }
+
+// jobkit -h exits 0 and its usage names the cron subcommand, which the
+// flags alone did not show.
+func TestUsageNamesCron(t *testing.T) {
+	t.Parallel()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestMainHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "JOBKIT_MAIN_ARGS=-h")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `jobkit cron "<spec>"`) {
+		t.Errorf("jobkit -h: %v, output:\n%s\nwant exit 0 and a usage that names the cron subcommand", err, out)
+	}
+}

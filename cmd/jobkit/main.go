@@ -47,6 +47,16 @@ func main() {
 	flag.IntVar(&cfg.FlakyEvery, "flaky", 6, "every n-th job fails on its first attempt (0: none) (first part)")
 	flag.DurationVar(&cfg.Work, "work", 2*time.Millisecond, "time a job takes (first part)")
 	flag.StringVar(&scfg.HTTP, "http", "", "serve the scheduler's management API on this address, such as :8080, while the second part runs and after it until interrupted")
+	flag.Usage = func() {
+		out := flag.CommandLine.Output()
+		fmt.Fprintln(out, `Usage of jobkit: a demo of jobkit in two parts (distinct, then sched)
+
+  jobkit [flags]
+  jobkit cron "<spec>" [-n 5] [-tz Zone] [-from RFC3339]   the next run times of a cron spec (jobkit cron -h)
+
+flags:`)
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "jobkit: unexpected argument %q (the one subcommand, cron, comes first)\n", flag.Arg(0))
