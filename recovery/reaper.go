@@ -393,7 +393,22 @@ func (r *Reaper) checkTaken(ctx context.Context, now time.Time) {
 	case <-ctx.Done():
 		return
 	}
-	for _, a := range r.listTaken(ctx, now) {
+	fresh := r.listTaken(ctx, now)
+	defer func() {
+		// The goroutine ends (runtime.Goexit in OnAlert or a metric)
+		// before these were raised: forget them, so that the next look
+		// raises them, as it would had this look not listed them.
+		if len(fresh) > 0 {
+			r.mu.Lock()
+			for _, a := range fresh {
+				delete(r.alerted, alertKey{a.Queue, a.ID, a.Taken})
+			}
+			r.mu.Unlock()
+		}
+	}()
+	for len(fresh) > 0 {
+		a := fresh[0]
+		fresh = fresh[1:]
 		r.alert(a)
 	}
 }
