@@ -469,11 +469,17 @@ func (r *Reaper) checkStalls(ctx context.Context, now time.Time) {
 		waiting := qs.Counts.Pending + qs.Counts.Awaiting // disabled ones too, for now
 		r.mu.Lock()
 		last, seen := r.ended[qs.Name]
-		if !seen || qs.Ended != last.n || now.Before(last.since) {
+		ended := !seen || qs.Ended != last.n
+		if ended || now.Before(last.since) {
 			last = endedAt{n: qs.Ended, since: now}
 			r.ended[qs.Name] = last
 		}
-		stalled := seen && now.Sub(last.since) >= r.cfg.Interval && qs.Counts.Running > 0 && waiting >= r.cfg.StallThreshold && !qs.Paused
+		// The Interval is for a stall to begin: one that began goes on
+		// until a run ends, though this look's time is less than an
+		// Interval past since (the clock went back, or the look read it
+		// before another look that saw the stall begin).
+		long := seen && (now.Sub(last.since) >= r.cfg.Interval || !ended && r.stalled[qs.Name])
+		stalled := long && qs.Counts.Running > 0 && waiting >= r.cfg.StallThreshold && !qs.Paused
 		r.mu.Unlock()
 		if stalled && qs.Counts.Disabled > 0 {
 			// Counts.Disabled counts disabled entries in every state
