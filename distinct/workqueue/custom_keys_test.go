@@ -58,3 +58,36 @@ func TestACustomQueueIgnoresNaN(t *testing.T) {
 	}
 	testkit.Within(t, "ShutDownWithDrain after every item got was Done", q.ShutDownWithDrain)
 }
+
+// Done of an item that is not being processed does nothing, as documented,
+// and so on both paths for a key that cannot be hashed (no Get ever hands one
+// out, since Add ignores it). The path over a storage Queue of the caller's
+// looked the key up in its processing map, and the lookup panicked.
+func TestDoneOfAnUnhashableKeyDoesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		q    *workqueue.Typed[any]
+	}{
+		{"distinct", workqueue.NewTyped[any]()},
+		{"custom", workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[any]{Queue: &fifoAny{}})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer tc.q.ShutDown()
+			tc.q.Add([]int{1}) // ignored
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("Done([]int{1}) panicked: %v", r)
+					}
+				}()
+				tc.q.Done([]int{1})
+			}()
+			tc.q.Add(1)
+			if x, shutdown := tc.q.Get(); shutdown || x != 1 {
+				t.Fatalf("Get() = %v, %v; want 1, false", x, shutdown)
+			}
+			tc.q.Done(1)
+			testkit.Within(t, "ShutDownWithDrain", tc.q.ShutDownWithDrain)
+		})
+	}
+}

@@ -289,6 +289,9 @@ func (c *custom[T]) get() (item T, shutdown bool) {
 }
 
 func (c *custom[T]) done(item T) {
+	if !keys.Valid(c.kind, item) { // never handed out; a map lookup would panic on it
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.processing[item]; !ok {
