@@ -338,7 +338,8 @@ func (r *Reaper) loop(ctx context.Context, done chan<- struct{}) {
 
 // Look does what the reaper does once an Interval, at once: it rescues the
 // lapsed runs and raises alerts. The reaper's goroutine calls it; a test or
-// an operator tool may too. Looks may overlap, except that one at a time
+// an operator tool may too. A panic of a backend in a look is logged,
+// and ends that look. Looks may overlap, except that one at a time
 // lists the runs in progress for TakenTooOften: a Look waits for another's
 // listing (not for its OnAlert calls), and skips that check if ctx ends
 // meanwhile. It does nothing on a Reaper not made by New, nor with a nil
@@ -351,6 +352,17 @@ func (r *Reaper) Look(ctx context.Context) {
 		r.log(slog.LevelError, "recovery: Look called with a nil context: nothing done")
 		return
 	}
+	defer func() {
+		// What panics here is a backend, through the Inspector (OnAlert's
+		// and the metrics' panics are recovered where they are called):
+		// logged, and the look ends, so that one broken backend takes
+		// neither the reaper's goroutine nor the process down; the next
+		// look tries again.
+		if v := recover(); v != nil {
+			r.log(slog.LevelError, "recovery: a look panicked (a backend, through the Inspector) and ended there",
+				slog.String("panic", panicval.String(v)), slog.String("stack", string(debug.Stack())))
+		}
+	}()
 	now := r.s.Clock().Now()
 	rescued, err := r.in.Reap(ctx, now, r.cfg.Grace)
 	if err != nil && ctx.Err() == nil {
