@@ -21,22 +21,21 @@ func (listPanics) List(context.Context, sched.Filter[int, int]) iter.Seq2[sched.
 	panic("backend List broke")
 }
 
-// lines is a slog handler that keeps the messages it is given.
+// lines keeps the messages of a Logger's records.
 type lines struct {
 	mu   sync.Mutex
 	msgs []string
 }
 
-func (l *lines) Enabled(context.Context, slog.Level) bool { return true }
-func (l *lines) Handle(_ context.Context, r slog.Record) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.msgs = append(l.msgs, r.Message)
-	return nil
+func (l *lines) handler() slog.Handler {
+	return recordFunc(func(r slog.Record) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.msgs = append(l.msgs, r.Message)
+	})
 }
-func (l *lines) WithAttrs([]slog.Attr) slog.Handler { return l }
-func (l *lines) WithGroup(string) slog.Handler      { return l }
 
+// count returns how many messages contain substr.
 func (l *lines) count(substr string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -67,7 +66,7 @@ func TestABackendPanicInALookIsLogged(t *testing.T) {
 			t.Fatal(err)
 		}
 		log := &lines{}
-		r, err := recovery.New(s, recovery.Config{Interval: time.Second, StallThreshold: -1, Logger: slog.New(log)})
+		r, err := recovery.New(s, recovery.Config{Interval: time.Second, StallThreshold: -1, Logger: slog.New(log.handler())})
 		if err != nil {
 			t.Fatal(err)
 		}

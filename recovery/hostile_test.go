@@ -119,17 +119,14 @@ func TestMetricsProviderMayCallTheReaper(t *testing.T) {
 
 // faultyHandler is a slog handler that panics, or calls runtime.Goexit,
 // for every record.
-type faultyHandler struct{ goexit bool }
-
-func (faultyHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h faultyHandler) Handle(context.Context, slog.Record) error {
-	if h.goexit {
-		runtime.Goexit()
-	}
-	panic("handler bug")
+func faultyHandler(goexit bool) slog.Handler {
+	return recordFunc(func(slog.Record) {
+		if goexit {
+			runtime.Goexit()
+		}
+		panic("handler bug")
+	})
 }
-func (h faultyHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h faultyHandler) WithGroup(string) slog.Handler      { return h }
 
 // A Config.Logger whose handler panics or calls runtime.Goexit loses its
 // record and nothing else: the reaper's look goes on to the alert's hook.
@@ -154,7 +151,7 @@ func TestLoggerFaultsAreContained(t *testing.T) {
 			var alerts atomic.Int64
 			r, err := recovery.New(s, recovery.Config{
 				Interval: time.Minute, StallThreshold: 1, TakenThreshold: -1,
-				Logger:  slog.New(faultyHandler{goexit}),
+				Logger:  slog.New(faultyHandler(goexit)),
 				OnAlert: func(recovery.Alert) { alerts.Add(1) },
 			})
 			if err != nil {
@@ -200,26 +197,20 @@ func TestZeroReaper(t *testing.T) {
 	}
 }
 
-// stopsReaper is a slog handler that stops its reaper at the first record
-// and sends Stop's result. Its Stop gives up after a minute (of the
-// bubble's time), so that a Stop that waits for itself fails the test.
-type stopsReaper struct {
-	r       *atomic.Pointer[recovery.Reaper]
-	stopped chan error
+// stopsReaper is a slog handler that stops the reaper in r at the first
+// record and sends Stop's result on stopped. Its Stop gives up after a
+// minute (of the bubble's time), so that a Stop that waits for itself
+// fails the test.
+func stopsReaper(r *atomic.Pointer[recovery.Reaper], stopped chan<- error) slog.Handler {
+	return recordFunc(func(slog.Record) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		select {
+		case stopped <- r.Load().Stop(ctx):
+		default:
+		}
+	})
 }
-
-func (stopsReaper) Enabled(context.Context, slog.Level) bool { return true }
-func (h stopsReaper) Handle(context.Context, slog.Record) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	select {
-	case h.stopped <- h.r.Load().Stop(ctx):
-	default:
-	}
-	return nil
-}
-func (h stopsReaper) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h stopsReaper) WithGroup(string) slog.Handler      { return h }
 
 // A Stop from the Logger, for a record of the reaper's goroutine, returns
 // at once, as a Stop from OnAlert does, although the record is handled on
@@ -229,8 +220,8 @@ func TestStopFromTheLogger(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := newRig(t, 2, recovery.Config{})
 		var rp atomic.Pointer[recovery.Reaper]
-		h := stopsReaper{r: &rp, stopped: make(chan error, 1)}
-		r, err := recovery.New(g.s, recovery.Config{Interval: interval, Grace: grace, TakenThreshold: 1, Logger: slog.New(h)})
+		stopped := make(chan error, 1)
+		r, err := recovery.New(g.s, recovery.Config{Interval: interval, Grace: grace, TakenThreshold: 1, Logger: slog.New(stopsReaper(&rp, stopped))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +230,7 @@ func TestStopFromTheLogger(t *testing.T) {
 			t.Fatal(err)
 		}
 		addRetried(g)
-		if err := <-h.stopped; err != nil {
+		if err := <-stopped; err != nil {
 			t.Errorf("Stop from the Logger = %v", err)
 		}
 		synctest.Wait()

@@ -25,6 +25,15 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // quiet discards the logs of the tests' schedulers and reapers.
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
+// recordFunc is a slog.Handler that calls itself with every record: the
+// tests' Loggers that panic, hold, stop the reaper or keep what they get.
+type recordFunc func(slog.Record)
+
+func (recordFunc) Enabled(context.Context, slog.Level) bool        { return true }
+func (f recordFunc) Handle(_ context.Context, r slog.Record) error { f(r); return nil }
+func (f recordFunc) WithAttrs([]slog.Attr) slog.Handler            { return f }
+func (f recordFunc) WithGroup(string) slog.Handler                 { return f }
+
 // keep retains final entries long enough to look at them.
 var keep = sched.Retention{Succeeded: time.Hour, Failed: time.Hour, Cancelled: time.Hour, MaxSucceeded: 1000, MaxFailed: 1000, MaxCancelled: 1000}
 

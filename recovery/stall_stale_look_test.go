@@ -16,20 +16,14 @@ import (
 
 // holdingHandler is a slog handler that holds the first record of a rescue
 // until release is closed, telling held when it does.
-type holdingHandler struct {
-	once          *sync.Once
-	held, release chan struct{}
+func holdingHandler(held, release chan struct{}) slog.Handler {
+	var once sync.Once
+	return recordFunc(func(rec slog.Record) {
+		if strings.Contains(rec.Message, "rescued") {
+			once.Do(func() { close(held); <-release })
+		}
+	})
 }
-
-func (holdingHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h holdingHandler) Handle(_ context.Context, rec slog.Record) error {
-	if strings.Contains(rec.Message, "rescued") {
-		h.once.Do(func() { close(h.held); <-h.release })
-	}
-	return nil
-}
-func (h holdingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h holdingHandler) WithGroup(string) slog.Handler      { return h }
 
 // Looks may overlap. A stall alerts once, when it begins: a look that
 // read the time before another look, but finished after it (held in its
@@ -42,11 +36,11 @@ func TestStallAlertsOnceWithOverlappingLooks(t *testing.T) {
 		ctx := context.Background()
 		s, err := sched.New(sched.Config{Workers: 2, Loops: 1, Logger: quiet})
 		must(t, err)
-		h := holdingHandler{once: new(sync.Once), held: make(chan struct{}), release: make(chan struct{})}
+		held, release := make(chan struct{}), make(chan struct{})
 		var stalls atomic.Int64
 		r, err := recovery.New(s, recovery.Config{
 			Interval: time.Minute, Grace: time.Second, TakenThreshold: -1, StallThreshold: 1,
-			Logger: slog.New(h),
+			Logger: slog.New(holdingHandler(held, release)),
 			OnAlert: func(a recovery.Alert) {
 				if a.Kind == recovery.Stalled {
 					stalls.Add(1)
@@ -85,10 +79,10 @@ func TestStallAlertsOnceWithOverlappingLooks(t *testing.T) {
 		time.Sleep(59 * time.Second)
 		bDone := make(chan struct{})
 		go func() { defer close(bDone); r.Look(ctx) }() // B: reads t=59s, rescues, held in its Logger
-		<-h.held
+		<-held
 		time.Sleep(time.Second)
 		r.Look(ctx) // A, t=60s: stalled for an Interval: the alert
-		close(h.release)
+		close(release)
 		<-bDone // B ends with its t=59s
 		time.Sleep(time.Second)
 		r.Look(ctx) // t=61s: still the same stall, no run of stuck ended
