@@ -405,11 +405,13 @@ func (r *Reaper) checkTaken(ctx context.Context, now time.Time) {
 	case <-ctx.Done():
 		return
 	}
-	fresh := r.listTaken(ctx, now)
+	// fresh holds the alerts listTaken marked raised and not raised yet.
+	// Should the look end before they are (a backend that panics as it
+	// lists, runtime.Goexit in OnAlert or a metric), they are forgotten
+	// again, so that the next look raises them, as it would had this
+	// look not listed them.
+	var fresh []Alert
 	defer func() {
-		// The goroutine ends (runtime.Goexit in OnAlert or a metric)
-		// before these were raised: forget them, so that the next look
-		// raises them, as it would had this look not listed them.
 		if len(fresh) > 0 {
 			r.mu.Lock()
 			for _, a := range fresh {
@@ -418,6 +420,7 @@ func (r *Reaper) checkTaken(ctx context.Context, now time.Time) {
 			r.mu.Unlock()
 		}
 	}()
+	r.listTaken(ctx, now, &fresh)
 	for len(fresh) > 0 {
 		a := fresh[0]
 		fresh = fresh[1:]
@@ -426,17 +429,17 @@ func (r *Reaper) checkTaken(ctx context.Context, now time.Time) {
 }
 
 // listTaken lists the runs in progress taken more than TakenThreshold
-// times, returns the alerts not raised yet for them, and forgets those of
-// runs no longer in progress. It holds r.taking, and lets go of it on its
-// way out, even if the backend's List panics or ends the goroutine.
-func (r *Reaper) listTaken(ctx context.Context, now time.Time) []Alert {
+// times, appends to *fresh the alerts not raised yet for them, marked
+// raised, and forgets those of runs no longer in progress. It holds
+// r.taking, and lets go of it on its way out, even if the backend's List
+// panics or ends the goroutine.
+func (r *Reaper) listTaken(ctx context.Context, now time.Time, fresh *[]Alert) {
 	defer func() { <-r.taking }()
-	var fresh []Alert
 	seen := make(map[alertKey]bool)
 	q := sched.Query{States: []sched.State{sched.StateAwaiting, sched.StateRunning}}
 	for e, err := range r.in.List(ctx, q) {
 		if err != nil {
-			return fresh // nothing forgotten: the listing is not whole
+			return // nothing forgotten: the listing is not whole
 		}
 		taken := e.Attempts + e.Reruns + 1 // this run too
 		if taken <= r.cfg.TakenThreshold {
@@ -447,7 +450,7 @@ func (r *Reaper) listTaken(ctx context.Context, now time.Time) []Alert {
 		r.mu.Lock()
 		if !r.alerted[k] {
 			r.alerted[k] = true
-			fresh = append(fresh, Alert{Kind: TakenTooOften, Queue: e.Queue, ID: e.ID, Taken: taken, At: now})
+			*fresh = append(*fresh, Alert{Kind: TakenTooOften, Queue: e.Queue, ID: e.ID, Taken: taken, At: now})
 		}
 		r.mu.Unlock()
 	}
@@ -458,7 +461,6 @@ func (r *Reaper) listTaken(ctx context.Context, now time.Time) []Alert {
 		}
 	}
 	r.mu.Unlock()
-	return fresh
 }
 
 // checkStalls alerts for each queue with StallThreshold entries or more
