@@ -30,22 +30,16 @@ func TestIdlenessEarnsNoCreditWhenNoQueueStayedReady(t *testing.T) {
 		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
 		o := &runOrder{d: d}
 		logged := o.handler
-		release := make(chan struct{})
 		busy := must.Queue(t, s, "busy", sched.QueueConfig[int, int]{BatchSize: 1, Handler: logged("busy")})
 		idle := must.Queue(t, s, "idle", sched.QueueConfig[int, int]{BatchSize: 1, Handler: logged("idle")})
-		gate := must.Queue(t, s, "gate", sched.QueueConfig[int, int]{BatchSize: 1,
-			Handler: func(context.Context, *sched.Job[int, int]) error { <-release; return nil }})
+		g := newGate(t, s)
 		fill(t, busy, 0, 100)
 		time.Sleep(200 * d) // busy's hundred runs, alone
 		synctest.Wait()     // busy drained: every queue is idle
-		must.Add(t, gate, 0)
-		synctest.Wait() // the gate's run holds the only worker
-		fill(t, busy, 100, 10)
-		fill(t, idle, 0, 10)
-		o.reset()
-		close(release)
-		time.Sleep(100 * d)
-		synctest.Wait()
+		g.readyTogether(o, 100*d, func() {
+			fill(t, busy, 100, 10)
+			fill(t, idle, 0, 10)
+		})
 		order, before := o.before("busy")
 		if len(order) != 20 || before > 3 {
 			t.Errorf("runs once both were ready: %v; idle ran %d times before busy's first, want at most 3 (P/p·b + 2·B)", order, before)
@@ -68,28 +62,49 @@ func TestALateQueueStartsAtTheVirtualTimeOfTheQueuesItJoins(t *testing.T) {
 		s := newScheduler(t, sched.Config{Workers: 1, Loops: 1, Logger: quiet})
 		o := &runOrder{d: d}
 		logged := o.handler
-		release := make(chan struct{})
 		first := must.Queue(t, s, "first", sched.QueueConfig[int, int]{BatchSize: 100, Handler: logged("first")})
 		early := must.Queue(t, s, "early", sched.QueueConfig[int, int]{BatchSize: 1, Handler: logged("early")})
-		gate := must.Queue(t, s, "gate", sched.QueueConfig[int, int]{BatchSize: 1,
-			Handler: func(context.Context, *sched.Job[int, int]) error { <-release; return nil }})
+		g := newGate(t, s)
 		fill(t, first, 0, 100)
 		time.Sleep(200 * d) // first's batch of a hundred runs
 		synctest.Wait()     // first drained: every queue is idle
 		late := must.Queue(t, s, "late", sched.QueueConfig[int, int]{BatchSize: 1, Handler: logged("late")})
-		must.Add(t, gate, 0)
-		synctest.Wait() // the gate's run holds the only worker
-		fill(t, early, 0, 10)
-		fill(t, late, 0, 10)
-		o.reset()
-		close(release)
-		time.Sleep(100 * d)
-		synctest.Wait()
+		g.readyTogether(o, 100*d, func() {
+			fill(t, early, 0, 10)
+			fill(t, late, 0, 10)
+		})
 		order, before := o.before("late")
 		if len(order) != 20 || before > 3 {
 			t.Errorf("runs once both were ready: %v; early ran %d times before late's first, want at most 3 (P/p·b + 2·B)", order, before)
 		}
 	})
+}
+
+// gate is a queue whose one run holds the only worker until it is let go.
+type gate struct {
+	t       *testing.T
+	q       *sched.Queue[int, int]
+	release chan struct{}
+}
+
+func newGate(t *testing.T, s *sched.Scheduler) *gate {
+	g := &gate{t: t, release: make(chan struct{})}
+	g.q = must.Queue(t, s, "gate", sched.QueueConfig[int, int]{BatchSize: 1,
+		Handler: func(context.Context, *sched.Job[int, int]) error { <-g.release; return nil }})
+	return g
+}
+
+// readyTogether holds the only worker with the gate's run, calls ready,
+// which makes queues ready meanwhile, forgets the runs o logged so far,
+// lets the worker go and waits for wait.
+func (g *gate) readyTogether(o *runOrder, wait time.Duration, ready func()) {
+	must.Add(g.t, g.q, 0)
+	synctest.Wait() // the gate's run holds the only worker
+	ready()
+	o.reset()
+	close(g.release)
+	time.Sleep(wait)
+	synctest.Wait()
 }
 
 // runOrder logs the runs of the queues whose handlers it makes, in order.
