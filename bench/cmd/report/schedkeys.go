@@ -78,12 +78,9 @@ func (r *reporter) sectionKeys(rows []string) {
 	r.printf("| keys | impl | ns/job | jobs/s | allocs/job | pond ns/job | ÷ pond |\n|---|---|--:|--:|--:|--:|--:|\n")
 	for _, n := range rows {
 		k := r.d.results[n].keys
-		ns, ok1 := r.med(n, "ns/op")
-		js, ok2 := r.med(n, "jobs/s")
-		al, ok3 := r.med(n, "allocs/job")
 		pn, ok4 := r.med(withImpl(n, "pond"), "ns/op")
 		rat, ok5 := r.ratio(n, withImpl(n, "pond"), "ns/op")
-		r.printf("| %s | %s | %s | %s | %s | %s | %s |\n", k["keys"], k["impl"], maybe(ns, ok1), maybe(js, ok2), maybe(al, ok3), maybe(pn, ok4), ratioText(rat, 1, ok5))
+		r.printf("| %s | %s | %s | %s | %s |\n", k["keys"], k["impl"], r.jobCells(n), maybe(pn, ok4), ratioText(rat, 1, ok5))
 	}
 	r.printf("\n")
 }
@@ -102,14 +99,20 @@ func (r *reporter) sectionAddAll() {
 	r.printf("| keys | impl | ns/job | jobs/s | allocs/job | ÷ pond | ÷ sched-b64 |\n|---|---|--:|--:|--:|--:|--:|\n")
 	for _, n := range rows {
 		k := r.d.results[n].keys
-		ns, ok1 := r.med(n, "ns/op")
-		js, ok2 := r.med(n, "jobs/s")
-		al, ok3 := r.med(n, "allocs/job")
 		rp, ok4 := r.ratio(n, withImpl(n, "pond"), "ns/op")
 		rs, ok5 := r.ratio(n, withImpl(n, "sched-b64"), "ns/op")
-		r.printf("| %s | %s | %s | %s | %s | %s | %s |\n", k["keys"], k["impl"], maybe(ns, ok1), maybe(js, ok2), maybe(al, ok3), ratioText(rp, 1, ok4), ratioText(rs, 1, ok5))
+		r.printf("| %s | %s | %s | %s | %s |\n", k["keys"], k["impl"], r.jobCells(n), ratioText(rp, 1, ok4), ratioText(rs, 1, ok5))
 	}
 	r.printf("\n")
+}
+
+// jobCells returns the ns/job, jobs/s and allocs/job cells of row n, as
+// table cells joined by " | ".
+func (r *reporter) jobCells(n string) string {
+	ns, ok1 := r.med(n, "ns/op")
+	js, ok2 := r.med(n, "jobs/s")
+	al, ok3 := r.med(n, "allocs/job")
+	return maybe(ns, ok1) + " | " + maybe(js, ok2) + " | " + maybe(al, ok3)
 }
 
 // sectionFloor writes BenchmarkSched_Floor: the median ns per job of each
