@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -67,57 +68,63 @@ func BenchmarkScheduler_NoOp(b *testing.B) {
 // BenchmarkQueue_AddPaused measures what an add costs its caller, with the
 // queue paused so that nothing runs: Add one job at a time against AddAll
 // of 64, per job, with the queue emptied between rounds of 1,024 (outside
-// the timer).
+// the timer), for integer keys (the payload) and string keys
+// "ns/name-<payload>" made by the queue's Key function.
 func BenchmarkQueue_AddPaused(b *testing.B) {
-	const round, chunk = 1024, 64
 	for _, all := range []bool{false, true} {
-		name := "call=Add"
+		call := "call=Add"
 		if all {
-			name = "call=AddAll"
+			call = "call=AddAll"
 		}
-		b.Run(name, func(b *testing.B) {
-			ctx := context.Background()
-			s, err := sched.New(sched.Config{Workers: 1})
-			if err != nil {
-				b.Fatal(err)
-			}
-			q, err := sched.NewQueue(s, "q", sched.QueueConfig[int, int]{Handler: func(context.Context, *sched.Job[int, int]) error { return nil }})
-			if err != nil {
-				b.Fatal(err)
-			}
-			q.Pause()
-			ids := make([]int, chunk)
-			next := 0
-			b.ReportAllocs()
-			b.ResetTimer()
-			for done := 0; done < b.N; {
-				n := min(round, b.N-done)
-				if all {
-					for i := 0; i < n; i += chunk {
-						m := min(chunk, n-i)
-						for j := range m {
-							ids[j] = next + j
-						}
-						next += m
-						if _, err := q.AddAll(ctx, ids[:m]); err != nil {
-							b.Fatal(err)
-						}
-					}
-				} else {
-					for range n {
-						if _, _, err := q.Add(ctx, next); err != nil {
-							b.Fatal(err)
-						}
-						next++
-					}
+		b.Run("keys=int/"+call, func(b *testing.B) { benchAddPaused[int](b, all, nil) })
+		b.Run("keys=string/"+call, func(b *testing.B) {
+			benchAddPaused(b, all, func(v int) string { return "ns/name-" + strconv.Itoa(v) })
+		})
+	}
+}
+
+func benchAddPaused[K comparable](b *testing.B, all bool, key func(int) K) {
+	const round, chunk = 1024, 64
+	ctx := context.Background()
+	s, err := sched.New(sched.Config{Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, err := sched.NewQueue(s, "q", sched.QueueConfig[int, K]{Key: key, Handler: func(context.Context, *sched.Job[int, K]) error { return nil }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	q.Pause()
+	ids := make([]int, chunk)
+	next := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(round, b.N-done)
+		if all {
+			for i := 0; i < n; i += chunk {
+				m := min(chunk, n-i)
+				for j := range m {
+					ids[j] = next + j
 				}
-				done += n
-				b.StopTimer()
-				if _, err := s.Inspector().Delete(ctx, sched.Query{Queues: []string{"q"}}); err != nil {
+				next += m
+				if _, err := q.AddAll(ctx, ids[:m]); err != nil {
 					b.Fatal(err)
 				}
-				b.StartTimer()
 			}
-		})
+		} else {
+			for range n {
+				if _, _, err := q.Add(ctx, next); err != nil {
+					b.Fatal(err)
+				}
+				next++
+			}
+		}
+		done += n
+		b.StopTimer()
+		if _, err := s.Inspector().Delete(ctx, sched.Query{Queues: []string{"q"}}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
 	}
 }
