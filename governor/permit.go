@@ -161,8 +161,10 @@ func (g *Governor) newPermit(key string, slots int64) Permit {
 // Release returns the Permit's slots, waking blocked Acquire calls they let
 // through, and charges its key with slots × the time held. Only the first
 // call on a Permit, or on any copy of it, has an effect. The slots go back
-// before the key is charged, so that a Config.NowFunc that ends the
-// goroutine (runtime.Goexit) as it is read loses no slot.
+// before the key is charged, so that a Config.NowFunc that panics or ends
+// the goroutine (runtime.Goexit) as it is read loses no slot; the key then
+// holds them no more either, uncharged for the time since its usage was
+// last counted (by a grant, a Release or Usage of the key).
 func (p Permit) Release() {
 	r := p.p
 	if r == nil {

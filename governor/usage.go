@@ -75,12 +75,25 @@ func (u *usage) acquire(key string, slots int64) *account {
 	}
 }
 
-// release records that a holds slots fewer.
+// release records that a holds slots fewer. If Config.NowFunc panics or
+// ends the goroutine (runtime.Goexit) as it is read, a holds them no more
+// all the same, uncharged for the time since a was last integrated: before,
+// a held them for ever, its usage grew to the whole window and it was never
+// evicted.
 func (u *usage) release(a *account, slots int64) {
+	released := false
+	defer func() {
+		if !released {
+			a.mu.Lock()
+			a.held -= slots
+			a.mu.Unlock()
+		}
+	}()
 	now := u.now()
 	a.mu.Lock()
 	u.advanceLocked(a, now)
 	a.held -= slots
+	released = true
 	a.mu.Unlock()
 }
 
