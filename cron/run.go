@@ -56,8 +56,8 @@ func snooze(t time.Time) error {
 }
 
 // begin decides what the job named name runs now, and marks it running. If
-// nothing is due (an early wake-up, a paused or unregistered job, a
-// stopping engine) it returns no run and the job's wake-up.
+// nothing is due (an early wake-up, a paused or unregistered job, an
+// engine not started or stopping) it returns no run and the job's wake-up.
 func (e *Engine) begin(name string) (run, time.Time) {
 	now := e.now()
 	e.mu.Lock()
@@ -66,7 +66,15 @@ func (e *Engine) begin(name string) (run, time.Time) {
 	switch {
 	case j == nil:
 		return run{}, time.Time{}
-	case e.stopping || j.paused || j.running:
+	case !e.started || e.stopping:
+		// The queue is paused until Start and from Stop, but a shared
+		// scheduler's Inspector (and schedhttp) can resume it: it is
+		// paused again, and the entry settles as it was. Running it
+		// would run the job before Start; snoozed until its wake-up,
+		// which may have passed, it would come back at once, for ever.
+		e.q.Pause()
+		return run{}, j.wake(now)
+	case j.paused || j.running:
 		return run{}, j.wake(now)
 	}
 	r := run{j: j, attempt: 1, prevLast: j.last}
