@@ -78,16 +78,35 @@ type job struct {
 }
 
 // wake returns when the job's entry is due: its retry, at once (now) for a
-// catch-up, or its next activation. The zero time means never.
+// catch-up, or its next activation. The zero time means never. While a run
+// of the job goes on, it is runningRecheck after now at the soonest: the
+// entry is dispatched during a run only once the run was rescued (its
+// lease lapsed: the process stalled, on a backend that several share) and
+// its handler has not returned. Snoozed until a wake-up that has come, it
+// would come back at once, for as long as the run goes on; the run's own
+// result is fenced off, so nothing else brings the entry back when it
+// ends.
 func (j *job) wake(now time.Time) time.Time {
+	var w time.Time
 	switch {
 	case !j.retryAt.IsZero():
-		return j.retryAt
+		w = j.retryAt
 	case len(j.catchup) > 0:
-		return now
+		w = now
+	default:
+		w = j.next
 	}
-	return j.next
+	if j.running && !w.IsZero() {
+		if soonest := now.Add(runningRecheck); w.Before(soonest) {
+			return soonest
+		}
+	}
+	return w
 }
+
+// runningRecheck is how long the entry of a job whose run goes on waits, at
+// the soonest, before it is dispatched again: see job.wake.
+const runningRecheck = time.Second
 
 // drop drops the missed runs waiting and the retry.
 func (j *job) drop() {
