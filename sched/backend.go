@@ -115,7 +115,9 @@ type Backend[T any, K comparable] interface {
 
 	// Retry makes final entries that match f pending again at now (their
 	// Claim.ReadyAt), with their attempts reset if reset, and returns how
-	// many.
+	// many it made pending. Live entries that match f are left as they
+	// are, and so is a final entry whose key a live entry holds (see
+	// Keys); neither is counted.
 	Retry(ctx context.Context, f Filter[T, K], reset bool, now time.Time) (int, error)
 
 	// SetDisabled disables or enables the live entry with the ID.

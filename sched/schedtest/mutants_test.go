@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +21,28 @@ type mutant struct {
 	*sched.Memory[P, string]
 	kind  string
 	allow atomic.Int32 // muteRequeue: Notify passes only inside these calls
+	// disabled is disabledCountKept's own count of disabled entries, kept
+	// by Add and SetDisabled: a Delete does not lower it.
+	disabled atomic.Int64
+}
+
+// filtered returns f as a mutant of the kinds deleteIgnores… and
+// retryIgnores… applies it in op ("delete" or "retry"): a backend whose
+// own query for Delete or Retry drops a clause of the filter.
+func (b *mutant) filtered(op string, f sched.Filter[P, string]) sched.Filter[P, string] {
+	switch strings.TrimPrefix(b.kind, op) {
+	case "IgnoresStates":
+		f.States = nil
+	case "IgnoresKey":
+		f.Key = nil
+	case "IgnoresTime":
+		f.From, f.To = time.Time{}, time.Time{}
+	case "IgnoresMatch":
+		f.Match = nil
+	case "IgnoresAfter":
+		f.After = 0
+	}
+	return f
 }
 
 func (b *mutant) allowing() func() { b.allow.Add(1); return func() { b.allow.Add(-1) } }
@@ -45,7 +68,11 @@ func (b *mutant) Open(q sched.QueueInfo) error {
 
 func (b *mutant) Add(ctx context.Context, a sched.NewEntry[P, string]) (sched.ID, bool, error) {
 	defer b.allowing()()
-	return b.Memory.Add(ctx, a)
+	id, added, err := b.Memory.Add(ctx, a)
+	if added && a.Disabled {
+		b.disabled.Add(1)
+	}
+	return id, added, err
 }
 
 func (b *mutant) Promote(ctx context.Context, now time.Time) (time.Time, bool, error) {
@@ -55,12 +82,49 @@ func (b *mutant) Promote(ctx context.Context, now time.Time) (time.Time, bool, e
 
 func (b *mutant) Retry(ctx context.Context, f sched.Filter[P, string], reset bool, now time.Time) (int, error) {
 	defer b.allowing()()
-	return b.Memory.Retry(ctx, f, reset, now)
+	selected := 0
+	if b.kind == "retryCountsSelected" { // counts what it selected, retried or not
+		for e, err := range b.Memory.List(ctx, f) {
+			if err == nil && e.State != sched.StateAwaiting && e.State != sched.StateRunning {
+				selected++
+			}
+		}
+	}
+	n, err := b.Memory.Retry(ctx, b.filtered("retry", f), reset, now)
+	if b.kind == "retryCountsSelected" {
+		n = selected
+	}
+	return n, err
+}
+
+func (b *mutant) Delete(ctx context.Context, f sched.Filter[P, string]) (int, error) {
+	if b.kind == "deleteOnlyFinal" && len(f.States) == 0 { // an operator's purge of the error queue, say
+		f.States = []sched.State{sched.StateSucceeded, sched.StateFailed, sched.StateCancelled, sched.StatePoisoned}
+	}
+	return b.Memory.Delete(ctx, b.filtered("delete", f))
+}
+
+func (b *mutant) Counts(ctx context.Context) (sched.Counts, error) {
+	c, err := b.Memory.Counts(ctx)
+	switch b.kind {
+	case "disabledCountKept":
+		c.Disabled = int(b.disabled.Load())
+	}
+	return c, err
 }
 
 func (b *mutant) SetDisabled(ctx context.Context, id sched.ID, d bool) error {
 	defer b.allowing()()
-	return b.Memory.SetDisabled(ctx, id, d)
+	e, _ := b.Memory.Get(ctx, id)
+	err := b.Memory.SetDisabled(ctx, id, d)
+	if err == nil && e.Disabled != d {
+		if d {
+			b.disabled.Add(1)
+		} else {
+			b.disabled.Add(-1)
+		}
+	}
+	return err
 }
 
 func (b *mutant) Take(ctx context.Context, s *scope.Scope, r sched.TakeRequest, dst []sched.Claim[P, string]) ([]sched.Claim[P, string], error) {
@@ -185,7 +249,9 @@ func TestSuiteRejectsBrokenBackends(t *testing.T) {
 	})
 	for _, k := range []string{"muteRequeue", "claimsWithoutPayload", "startIgnoresLease", "progressDropped", "getWithoutPayload",
 		"refusesDoneContext", "staleRenewAccepted", "staleProgressRecorded", "rescueAlwaysStale", "expiredSkipsRunning",
-		"maxZeroKeepsAll", "startedAtDropped", "expiredAtTheCutoff"} {
+		"maxZeroKeepsAll", "startedAtDropped", "expiredAtTheCutoff",
+		"deleteIgnoresStates", "deleteOnlyFinal", "deleteIgnoresKey", "deleteIgnoresTime", "deleteIgnoresMatch", "deleteIgnoresAfter",
+		"retryIgnoresKey", "retryIgnoresTime", "retryIgnoresMatch", "retryCountsSelected", "disabledCountKept"} {
 		t.Run(k, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestSuiteRejectsBrokenBackends$", "-test.count=1")
 			cmd.Env = append(os.Environ(), "SCHEDTEST_MUTANT="+k)

@@ -62,6 +62,8 @@ func TestBackend(t *testing.T, open Open) {
 		{"BlockFailed", testBlockFailed},
 		{"ListInIDOrder", testList},
 		{"DeleteAndRetry", testDeleteAndRetry},
+		{"DeleteSelects", testDeleteSelects},
+		{"RetrySelects", testRetrySelects},
 		{"Leases", testLeases},
 		{"StartWithZeroLease", testStartWithZeroLease},
 		{"UntilNotifyAndReset", testUntilNotifyAndReset},
