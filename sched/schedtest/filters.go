@@ -101,6 +101,7 @@ func testDeleteSelects(t *testing.T, f *fixture) {
 		}
 	}
 	f.counts(sched.Counts{Awaiting: 1, Running: 1, Pending: 1})
+	f.totals(11, 0, 8)
 	f.wantTake(10, "p3") // the deleted pending entries are not taken
 }
 

@@ -41,6 +41,7 @@ func testRetention(t *testing.T, f *fixture) {
 	g.finish(sched.OutcomePoisoned, "p1") // failed and poisoned share a bound: f1 goes
 	g.finish(sched.OutcomeCancelled, "c1")
 	g.counts(sched.Counts{Succeeded: 3, Failed: 1, Poisoned: 1})
+	g.totals(8, 3, 0) // s1 and f1 over their bounds, c1 at once
 	var kept []string
 	for e, err := range g.b.List(g.ctx, sched.Filter[Payload, string]{}) {
 		if err != nil {
@@ -57,6 +58,7 @@ func testRetention(t *testing.T, f *fixture) {
 		t.Errorf("Expire at s2's end = %v, %v, %v; want s3's end next", next, ok, err)
 	}
 	g.counts(sched.Counts{Succeeded: 2, Failed: 1, Poisoned: 1})
+	g.totals(8, 4, 0)
 	if _, err := g.b.Get(g.ctx, 2); !errors.Is(err, sched.ErrNotFound) {
 		t.Errorf("Get of an expired entry = %v", err)
 	}
@@ -64,6 +66,7 @@ func testRetention(t *testing.T, f *fixture) {
 		t.Error("entries left after every retention ended")
 	}
 	g.counts(sched.Counts{})
+	g.totals(8, 8, 0)
 	// A bound of zero keeps none, however long the time.
 	none := f.with(sched.QueueInfo{Name: "q3", Retention: sched.Retention{Succeeded: time.Hour, Failed: time.Hour, Cancelled: time.Hour}})
 	none.finish(sched.OutcomeSucceeded, "s")
@@ -198,6 +201,7 @@ func testDeleteAndRetry(t *testing.T, f *fixture) {
 		t.Fatalf("Delete of everything = %d, %v; want the 3 not awaiting", n, err)
 	}
 	f.counts(sched.Counts{Awaiting: 1})
+	f.totals(4, 0, 3)
 	if _, ok := f.add("f1"); !ok {
 		t.Error("a deleted key is still blocked")
 	}

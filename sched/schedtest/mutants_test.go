@@ -109,6 +109,10 @@ func (b *mutant) Counts(ctx context.Context) (sched.Counts, error) {
 	switch b.kind {
 	case "disabledCountKept":
 		c.Disabled = int(b.disabled.Load())
+	case "totalsLeftOut": // counted by state alone, the totals made up to fit
+		c.Added, c.Expired, c.Deleted = c.Live()+c.Retained(), 0, 0
+	case "totalsSwapped":
+		c.Expired, c.Deleted = c.Deleted, c.Expired
 	}
 	return c, err
 }
@@ -251,7 +255,8 @@ func TestSuiteRejectsBrokenBackends(t *testing.T) {
 		"refusesDoneContext", "staleRenewAccepted", "staleProgressRecorded", "rescueAlwaysStale", "expiredSkipsRunning",
 		"maxZeroKeepsAll", "startedAtDropped", "expiredAtTheCutoff",
 		"deleteIgnoresStates", "deleteOnlyFinal", "deleteIgnoresKey", "deleteIgnoresTime", "deleteIgnoresMatch", "deleteIgnoresAfter",
-		"retryIgnoresKey", "retryIgnoresTime", "retryIgnoresMatch", "retryCountsSelected", "disabledCountKept"} {
+		"retryIgnoresKey", "retryIgnoresTime", "retryIgnoresMatch", "retryCountsSelected", "disabledCountKept",
+		"totalsLeftOut", "totalsSwapped"} {
 		t.Run(k, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestSuiteRejectsBrokenBackends$", "-test.count=1")
 			cmd.Env = append(os.Environ(), "SCHEDTEST_MUTANT="+k)

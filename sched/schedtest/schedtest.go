@@ -208,6 +208,19 @@ func (f *fixture) counts(want sched.Counts) {
 	}
 }
 
+// totals checks the backend's Added, Expired and Deleted: entries added,
+// deleted as their retention ended, and deleted on request.
+func (f *fixture) totals(added, expired, deleted int) {
+	f.t.Helper()
+	got, err := f.b.Counts(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if got.Added != added || got.Expired != expired || got.Deleted != deleted {
+		f.t.Fatalf("Counts: added %d, expired %d, deleted %d; want %d, %d and %d", got.Added, got.Expired, got.Deleted, added, expired, deleted)
+	}
+}
+
 func testOpenTwice(t *testing.T, f *fixture) {
 	if err := f.b.Open(sched.QueueInfo{Name: "again"}); err == nil {
 		t.Error("a second Open succeeded")
@@ -251,5 +264,7 @@ func testAddRefusesLiveKeys(t *testing.T, f *fixture) {
 	if !ok || a2 <= c {
 		t.Errorf("add of a finished key = %d, %v; want a new, larger ID than %d", a2, ok, c)
 	}
-	f.counts(sched.Counts{Pending: 2, Delayed: 1, Succeeded: 1, Disabled: 1}) // c is pending and disabled
+	// c is pending and disabled.
+	f.counts(sched.Counts{Pending: 2, Delayed: 1, Succeeded: 1, Disabled: 1})
+	f.totals(4, 0, 0) // the adds refused are not counted
 }
