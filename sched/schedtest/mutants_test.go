@@ -68,6 +68,9 @@ func (b *mutant) Open(q sched.QueueInfo) error {
 
 func (b *mutant) Add(ctx context.Context, a sched.NewEntry[P, string]) (sched.ID, bool, error) {
 	defer b.allowing()()
+	if b.kind == "groupsIgnorePriority" && a.Group != "" {
+		a.Priority = sched.MinPriority
+	}
 	id, added, err := b.Memory.Add(ctx, a)
 	if added && a.Disabled {
 		b.disabled.Add(1)
@@ -256,7 +259,7 @@ func TestSuiteRejectsBrokenBackends(t *testing.T) {
 		"maxZeroKeepsAll", "startedAtDropped", "expiredAtTheCutoff",
 		"deleteIgnoresStates", "deleteOnlyFinal", "deleteIgnoresKey", "deleteIgnoresTime", "deleteIgnoresMatch", "deleteIgnoresAfter",
 		"retryIgnoresKey", "retryIgnoresTime", "retryIgnoresMatch", "retryCountsSelected", "disabledCountKept",
-		"totalsLeftOut", "totalsSwapped"} {
+		"totalsLeftOut", "totalsSwapped", "groupsIgnorePriority"} {
 		t.Run(k, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestSuiteRejectsBrokenBackends$", "-test.count=1")
 			cmd.Env = append(os.Environ(), "SCHEDTEST_MUTANT="+k)

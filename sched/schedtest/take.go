@@ -274,6 +274,16 @@ func testGroups(t *testing.T, f *fixture) {
 	g.succeed(again, as)
 	g.counts(sched.Counts{Succeeded: 7})
 
+	// Groups are taken by priority too, highest first, as entries without
+	// one are.
+	g.add("low1", group("low"))
+	g.add("high1", group("high"), priority(9))
+	g.add("mid", priority(5))
+	for _, k := range []string{"high1", "mid", "low1"} {
+		cs, s := g.wantTake(10, k)
+		g.succeed(cs, s)
+	}
+
 	// A queue not opened as Grouped refuses an entry with a group.
 	e := sched.NewEntry[Payload, string]{Key: "g1", Priority: 1, Group: "a", Now: f.now}
 	if _, added, err := f.b.Add(f.ctx, e); !errors.Is(err, sched.ErrInvalid) || added {
