@@ -2,6 +2,7 @@ package schedtest_test
 
 import (
 	"context"
+	"iter"
 	"os"
 	"os/exec"
 	"strings"
@@ -68,7 +69,9 @@ func (b *mutant) Open(q sched.QueueInfo) error {
 
 func (b *mutant) Add(ctx context.Context, a sched.NewEntry[P, string]) (sched.ID, bool, error) {
 	defer b.allowing()()
-	if b.kind == "groupsIgnorePriority" && a.Group != "" {
+	switch {
+	case b.kind == "groupsIgnorePriority" && a.Group != "",
+		b.kind == "takeIgnoresPriority":
 		a.Priority = sched.MinPriority
 	}
 	id, added, err := b.Memory.Add(ctx, a)
@@ -197,7 +200,11 @@ func (b *mutant) Settle(ctx context.Context, c *sched.Claim[P, string], o sched.
 	if b.kind == "rescueAlwaysStale" && !o.LapsedBefore.IsZero() {
 		return sched.ErrStale // never rescues another process's claim
 	}
-	return b.Memory.Settle(ctx, c, o)
+	err := b.Memory.Settle(ctx, c, o)
+	if b.kind == "settleLosesSuccesses" && err == nil && o.Kind == sched.OutcomeSucceeded {
+		b.Memory.Delete(ctx, sched.Filter[P, string]{After: c.ID - 1, Until: c.ID})
+	}
+	return err
 }
 
 func (b *mutant) Renew(ctx context.Context, id sched.ID, gen uint64, until time.Time) error {
@@ -226,6 +233,23 @@ func (b *mutant) Expired(ctx context.Context, now time.Time, dst []sched.Claim[P
 		dst = kept
 	}
 	return dst, err
+}
+
+func (b *mutant) List(ctx context.Context, f sched.Filter[P, string]) iter.Seq2[sched.Entry[P, string], error] {
+	if b.kind != "listSkipsOne" {
+		return b.Memory.List(ctx, f)
+	}
+	return func(yield func(sched.Entry[P, string], error) bool) {
+		n := 0
+		for e, err := range b.Memory.List(ctx, f) {
+			if n++; n == 2 {
+				continue // the second entry of every listing
+			}
+			if !yield(e, err) {
+				return
+			}
+		}
+	}
 }
 
 func (b *mutant) Get(ctx context.Context, id sched.ID) (sched.Entry[P, string], error) {
@@ -259,7 +283,8 @@ func TestSuiteRejectsBrokenBackends(t *testing.T) {
 		"maxZeroKeepsAll", "startedAtDropped", "expiredAtTheCutoff",
 		"deleteIgnoresStates", "deleteOnlyFinal", "deleteIgnoresKey", "deleteIgnoresTime", "deleteIgnoresMatch", "deleteIgnoresAfter",
 		"retryIgnoresKey", "retryIgnoresTime", "retryIgnoresMatch", "retryCountsSelected", "disabledCountKept",
-		"totalsLeftOut", "totalsSwapped", "groupsIgnorePriority"} {
+		"totalsLeftOut", "totalsSwapped", "groupsIgnorePriority",
+		"takeIgnoresPriority", "settleLosesSuccesses", "listSkipsOne"} {
 		t.Run(k, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestSuiteRejectsBrokenBackends$", "-test.count=1")
 			cmd.Env = append(os.Environ(), "SCHEDTEST_MUTANT="+k)
