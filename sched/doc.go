@@ -133,7 +133,9 @@
 // ends its goroutine loses the record it was given, and nothing else. A
 // Delay, a handler's error's Error method or a work-duration or retries
 // metric that hangs holds its worker as a hung handler does, and no lock:
-// StopAndCancel and a rescue abandon its run.
+// StopAndCancel and a rescue abandon its run. A depth, unfinished-work or
+// longest-running metric that hangs holds the metrics loop, which a
+// StopAndCancel that abandons runs lets go with them.
 //
 // # Cost
 //

@@ -237,7 +237,14 @@ const metricsInterval = 500 * time.Millisecond
 // only when Config.Metrics is set.
 func (s *Scheduler) metricsLoop(ctx context.Context) {
 	normal := false
-	defer s.respawn(&normal, s.metricsLoop, ctx)
+	defer func() {
+		// Let go by a StopAndCancel while it was in a metric, which hung:
+		// counted done then (see letGaugesGo).
+		if s.gauges.Swap(gaugesIdle) == gaugesLetGo {
+			return
+		}
+		s.respawn(&normal, s.metricsLoop, ctx)
+	}()
 	timer := s.clock.NewTimer()
 	defer timer.Stop()
 	broke := s.clockBroke
@@ -267,7 +274,36 @@ func (s *Scheduler) metricsLoop(ctx context.Context) {
 			if err := q.base().guardedCall("Counts", false, func() (err error) { c, err = q.counts(ctx); return err }); err != nil {
 				continue
 			}
+			// Busy first, then ctx: a StopAndCancel that finds the loop
+			// idle (after ctx ended) has it return here, and one that
+			// finds it busy lets it go.
+			s.gauges.Store(gaugesBusy)
+			if ctx.Err() != nil {
+				normal = true
+				return
+			}
 			m.update(now, c.Pending)
+			if !s.gauges.CompareAndSwap(gaugesBusy, gaugesIdle) {
+				return // let go meanwhile
+			}
 		}
+	}
+}
+
+// Where the metrics loop is (Scheduler.gauges): the gauges' metrics are
+// the user's code, and may hang.
+const (
+	gaugesIdle  = iota
+	gaugesBusy  // calling the gauges' metrics
+	gaugesLetGo // let go by a StopAndCancel while busy
+)
+
+// letGaugesGo is called by a StopAndCancel that abandoned the runs still
+// going and waits for the rest: a metrics loop hung in a gauge's metric is
+// let go as the abandoned handlers are, counted done and left to end when
+// the metric returns, so that StopAndCancel returns.
+func (s *Scheduler) letGaugesGo() {
+	if s.gauges.CompareAndSwap(gaugesBusy, gaugesLetGo) {
+		s.helpers.Done()
 	}
 }

@@ -95,6 +95,11 @@ type Scheduler struct {
 	// it is woken).
 	keeperWake chan struct{}
 	keeperAt   atomic.Int64
+
+	// gauges is where the metrics loop is: gaugesIdle, gaugesBusy while
+	// it calls the gauges' metrics, or gaugesLetGo once a StopAndCancel
+	// let it go there (see letGaugesGo).
+	gauges atomic.Int32
 }
 
 // runner is a queue as the scheduler sees it, whatever its types.
@@ -385,7 +390,8 @@ func (s *Scheduler) awaitLife(ctx context.Context, cancel bool) error {
 // StopAndCancel abandons the runs still going and, if there were any,
 // waits for the rest, which ends promptly (the loops' and helpers' context
 // is cancelled, the workers not abandoned have no run and their channel
-// is closed), and returns ErrAbandoned.
+// is closed; a metrics loop hung in a gauge's metric is let go, as the
+// abandoned handlers are), and returns ErrAbandoned.
 func (s *Scheduler) timedOut(cancel bool, err error) error {
 	if !cancel {
 		return err
@@ -397,6 +403,7 @@ func (s *Scheduler) timedOut(cancel bool, err error) error {
 	s.loops.Wait()
 	s.closeWork()
 	s.workers.Wait()
+	s.letGaugesGo()
 	s.helpers.Wait()
 	return fmt.Errorf("%w: %d runs", ErrAbandoned, n)
 }
