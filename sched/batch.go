@@ -417,7 +417,7 @@ func (b *batch[T, K]) settle(c *Claim[T, K], o *Outcome, started, end time.Time)
 		// the runs in progress, its unfinished seconds growing for ever.
 		m.runStopped(b)
 	}
-	b.settleAs(c, o)
+	settled := b.settleAs(c, o)
 	// Counted as the run ends, not when its batch does: a batch's runs
 	// end one after another, and a long batch's first runs long before
 	// it does.
@@ -430,7 +430,11 @@ func (b *batch[T, K]) settle(c *Claim[T, K], o *Outcome, started, end time.Time)
 	d := end.Sub(started)
 	b.addUsed(d)
 	b.job = Job[T, K]{}
-	return ran{d: d, retried: o.Kind == OutcomeRetry, ok: true}
+	// Not observed if the backend did not settle it: a run rescued
+	// meanwhile (on a shared backend, by another process's reaper: its
+	// Settle is stale) runs again, as one abandoned here does, and a
+	// retry was not scheduled.
+	return ran{d: d, retried: o.Kind == OutcomeRetry, ok: settled}
 }
 
 // call calls the backend's method in through f on a goroutine other than
@@ -479,8 +483,10 @@ func (q *queueBase) jobCall(in string, f func() error) error {
 	return q.guardedCall(in, false, f)
 }
 
-// settleAs settles claim c with outcome *o and counts it settled.
-func (b *batch[T, K]) settleAs(c *Claim[T, K], o *Outcome) {
+// settleAs settles claim c with outcome *o and counts it settled. It
+// reports whether the backend settled it (a stale claim, rescued since, or
+// a Settle that failed, is not).
+func (b *batch[T, K]) settleAs(c *Claim[T, K], o *Outcome) bool {
 	q := b.q
 	// Deferred, after the backend's Settle and even if it ends the
 	// goroutine, which it may do after it settled: a retry it stored must
@@ -496,9 +502,11 @@ func (b *batch[T, K]) settleAs(c *Claim[T, K], o *Outcome) {
 		q.ended.Add(1) // as each run ends: a reaper watches it move (see QueueSummary.Ended)
 		b.settled++
 	}()
-	if err := q.backend.Settle(b.ctx, c, *o); err != nil && !errchain.Is(err, ErrStale) {
+	err := q.backend.Settle(b.ctx, c, *o)
+	if err != nil && !errchain.Is(err, ErrStale) {
 		q.s.warn("backend Settle failed", q.name, err)
 	}
+	return err == nil
 }
 
 // settleElsewhere is settleAs on a goroutine other than the batch's

@@ -36,8 +36,9 @@ type MetricsProvider interface {
 	// to the queue to when a worker gets it.
 	NewLatencyMetric(name string) HistogramMetric
 	// NewWorkDurationMetric observes, in seconds, how long runs take. A
-	// run abandoned by a rescue or StopAndCancel is not observed: it runs
-	// again.
+	// run abandoned by a rescue or StopAndCancel, or whose result the
+	// backend did not settle (rescued meanwhile by another process's
+	// reaper, or a Settle that failed), is not observed: it runs again.
 	NewWorkDurationMetric(name string) HistogramMetric
 	// NewUnfinishedWorkSecondsMetric is set, twice a second, to the seconds
 	// that the runs in progress have taken so far, summed.
@@ -46,7 +47,7 @@ type MetricsProvider interface {
 	// the seconds the longest run in progress has taken so far.
 	NewLongestRunningProcessorSecondsMetric(name string) SettableGaugeMetric
 	// NewRetriesMetric counts the runs that failed and were scheduled to
-	// retry.
+	// retry: settled by the backend as retries.
 	NewRetriesMetric(name string) CounterMetric
 }
 
