@@ -752,18 +752,23 @@ func (b *batch[T, K]) abandonLocked(rescue bool) (poisoned bool) {
 	var took time.Duration // how long the running claim ran, if one did
 	wasRunning := !b.started.IsZero()
 	// Deferred, so that the batch is finished and its worker replaced even
-	// if the backend's Settle ends the goroutine (the reaper's, or Stop's).
+	// if the backend's Settle ends the goroutine (the reaper's, or Stop's);
+	// and the worker replaced and the run taken off the runs in progress
+	// even if a finalizer of the batch's scope (the backend's) ends it as
+	// the batch finishes.
 	defer func() {
 		if b.cancel != nil {
 			b.cancel(ErrRescued)
 		}
+		defer func() {
+			s.handOver()
+			if m := q.metrics; m != nil && wasRunning {
+				// Not observed: the run did not end (it runs again), and a
+				// metric, the user's code, must not hold the lock.
+				m.runStopped(b)
+			}
+		}()
 		b.finishLocked(scope.Failed(ErrRescued))
-		s.handOver()
-		if m := q.metrics; m != nil && wasRunning {
-			// Not observed: the run did not end (it runs again), and a
-			// metric, the user's code, must not hold the lock.
-			m.runStopped(b)
-		}
 	}()
 	if wasRunning {
 		c := &b.claims[b.cur]

@@ -3,6 +3,7 @@ package sched_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -118,6 +119,54 @@ func TestARunRescuedElsewhereIsNotObserved(t *testing.T) {
 		}
 		if r, d := c.count("retries"), c.observations("duration"); r != 0 || len(d) != 1 {
 			t.Errorf("%d retries counted, work durations %v; want no retry and the one run that settled", r, d)
+		}
+	})
+}
+
+// A backend whose take finalizer ends the goroutine (runtime.Goexit) as a
+// rescue abandons a running batch (Reap's goroutine here) leaves nothing
+// behind: the abandoned run leaves the runs in progress, so that the
+// unfinished-work and longest-running gauges fall back to 0 once the
+// entry ran again, and its worker is handed over, so that Stop returns
+// (and with one worker, the entry runs again at all).
+func TestAGoexitInAFinalizerAsARescueAbandonsLeavesNothingBehind(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		g := newGauges()
+		s := must.New(t, sched.Config{Workers: 2, Metrics: g, Logger: quiet})
+		b := &faultyRuns{Backend: sched.NewMemory[int, int](), in: "finalizer", fault: runtime.Goexit}
+		release := make(chan struct{})
+		var runs atomic.Int64
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: b, Lease: time.Second, Handler: func(context.Context, *sched.Job[int, int]) error {
+			if runs.Add(1) == 1 {
+				<-release // ignores its context: rescued
+			}
+			return nil
+		}})
+		must.Add(t, q, 1)
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second) // the lease lapsed
+		reaped := make(chan struct{})
+		go func() { // the finalizer ends this goroutine
+			defer close(reaped)
+			_, _ = s.Inspector().Reap(context.Background(), time.Now(), 0)
+		}()
+		<-reaped
+		close(release)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if c := must.Counts(t, q); runs.Load() != 2 || c.Succeeded != 1 {
+			t.Fatalf("%d runs, counts %+v; want the rescued entry run again and succeeded", runs.Load(), c)
+		}
+		if u, l := g.get("unfinished"), g.get("longest"); u != 0 || l != 0 {
+			t.Errorf("unfinished %vs, longest %vs once every run ended; want 0", u, l)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.Stop(ctx); err != nil {
+			t.Errorf("Stop = %v", err)
 		}
 	})
 }
