@@ -192,14 +192,22 @@ func (q *Queue[T]) Work(ctx context.Context, max int, f func(ctx context.Context
 		return err
 	}
 	var done *batch[T] // processed, to be settled as complete
+	defer func() {
+		// ctx is done, or its Err panicked or called runtime.Goexit: the
+		// batch processed last succeeded all the same.
+		if done != nil {
+			_ = done.Finalize(scope.Succeeded())
+		}
+	}()
 	for {
 		if err := ctx.Err(); err != nil {
-			if done != nil {
-				_ = done.Finalize(scope.Succeeded())
-			}
 			return err
 		}
-		b, err := q.take(ctx, max, nil, done) // settles done
+		// take settles d at once, under the lock, before its wait can
+		// panic (a ctx's Done method): done must not settle it again.
+		d := done
+		done = nil
+		b, err := q.take(ctx, max, nil, d)
 		if err != nil {
 			return err
 		}
