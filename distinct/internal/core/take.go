@@ -13,7 +13,7 @@ type batch[T comparable] struct {
 	q       *Queue[T]
 	owner   *scope.Scope // the scope of a Take; nil for Process
 	takenAt int64
-	keys    []T
+	keys    []T      // the items; zeroed where Complete or Fail settled one
 	flights []uint32 // index in q.flights of each item's flight, or settled
 }
 
@@ -119,12 +119,11 @@ func (q *Queue[T]) TakeAppend(ctx context.Context, s *scope.Scope, max int, dst 
 	if s.Closed() {
 		return dst, scope.ErrClosed
 	}
-	b, err := q.take(ctx, max, s, nil)
+	n := len(dst)
+	b, err := q.take(ctx, max, s, nil, &dst)
 	if err != nil {
 		return dst, err
 	}
-	n := len(dst)
-	dst = append(dst, b.keys...)
 	if !s.TryAdd(b) { // s closed meanwhile: undo the take
 		q.lock()
 		q.settleAllLocked(b, restore)
@@ -150,7 +149,7 @@ func (q *Queue[T]) Process(ctx context.Context, max int, f func(ctx context.Cont
 	if err := checkTake(ctx, max); err != nil {
 		return err
 	}
-	b, err := q.take(ctx, max, nil, nil)
+	b, err := q.take(ctx, max, nil, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -207,7 +206,7 @@ func (q *Queue[T]) Work(ctx context.Context, max int, f func(ctx context.Context
 		// panic (a ctx's Done method): done must not settle it again.
 		d := done
 		done = nil
-		b, err := q.take(ctx, max, nil, d)
+		b, err := q.take(ctx, max, nil, d, nil)
 		if err != nil {
 			return err
 		}
@@ -232,8 +231,10 @@ func checkTake(ctx context.Context, max int) error {
 
 // take waits for items and takes up to max of them into a batch for owner
 // (nil for Process and Work). It first settles done, if not nil, as complete,
-// under the same hold of the lock.
-func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope, done *batch[T]) (*batch[T], error) {
+// under the same hold of the lock. If dst is not nil, it appends the items to
+// *dst under that hold too: once the lock is released, Complete or Fail under
+// owner may settle them, which clears them from the batch.
+func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope, done *batch[T], dst *[]T) (*batch[T], error) {
 	var b *batch[T]
 	err := q.await(ctx, &q.takeTurn, &q.activity, func() (bool, error) {
 		if done != nil {
@@ -242,6 +243,9 @@ func (q *Queue[T]) take(ctx context.Context, max int, owner *scope.Scope, done *
 		}
 		if q.queuedN > 0 {
 			b = q.takeLocked(max, owner)
+			if dst != nil {
+				*dst = append(*dst, b.keys...)
+			}
 			return true, nil
 		}
 		if q.closed {
@@ -385,9 +389,14 @@ func (q *Queue[T]) settleOne(s *scope.Scope, x T, how outcome) bool {
 		return false
 	}
 	f := q.flights.at(l.flightIndex())
-	if f.b.owner != s {
+	b, i := f.b, int(f.i)
+	if b.owner != s {
 		return false
 	}
-	q.settleLocked(f.b, int(f.i), how, -1)
+	q.settleLocked(b, i, how, -1)
+	// b lives as long as s: it must keep nothing of x, which the queue
+	// may hand out again and complete meanwhile.
+	var zero T
+	b.keys[i] = zero
 	return true
 }
