@@ -92,6 +92,10 @@ type batch[T any, K comparable] struct {
 	// (anything may be held), and an empty list once finished.
 	refs atomic.Pointer[claimRefs]
 
+	// later, guarded by mu, is what was to be logged while mu was held:
+	// it is logged once mu is let go (see unlockAndLog).
+	later []fault
+
 	// holding and result are the worker's own, for run's way out if the
 	// goroutine ends: holding says that run holds mu; result is what the
 	// run in progress ends with then.
@@ -146,7 +150,7 @@ func (b *batch[T, K]) run() (abandoned bool) {
 			// Not the handler's (call recovers those) nor a metric's or
 			// the Clock's (guarded): the backend's Start or Settle. The
 			// worker goes on once the batch is finished.
-			faults = append(faults, fault{"backend panicked in Start or Settle", &scope.PanicError{Value: v, Stack: debug.Stack()}})
+			faults = append(faults, fault{msg: "backend panicked in Start or Settle", p: &scope.PanicError{Value: v, Stack: debug.Stack()}})
 		case b.result != scope.ErrGoexit && !classifying:
 			// Not the handler, nor its error's methods (which fail the
 			// run, below, as the handler's Goexit does): a dependency
@@ -154,7 +158,7 @@ func (b *batch[T, K]) run() (abandoned bool) {
 			// ended the goroutine. The queue is left alone for a
 			// second, so that one that does so every time does not have
 			// workers respawned in a hot loop.
-			faults = append(faults, fault{"a dependency ended the worker's goroutine", &scope.PanicError{Value: exitValue(nil), Stack: debug.Stack()}})
+			faults = append(faults, fault{msg: "a dependency ended the worker's goroutine", p: &scope.PanicError{Value: exitValue(nil), Stack: debug.Stack()}})
 		}
 		var (
 			o          Outcome
@@ -182,10 +186,10 @@ func (b *batch[T, K]) run() (abandoned bool) {
 				}
 			}()
 			defer func() { b.observe(r) }()
-			defer b.mu.Unlock()
+			defer b.unlockAndLog()
 			defer func() {
 				if v := recover(); v != nil { // the backend's Settle, below
-					faults = append(faults, fault{"backend panicked in Settle", &scope.PanicError{Value: v, Stack: debug.Stack()}})
+					faults = append(faults, fault{msg: "backend panicked in Settle", p: &scope.PanicError{Value: v, Stack: debug.Stack()}})
 				}
 			}()
 			if !b.abandoned && !b.finished && !b.started.IsZero() {
@@ -267,7 +271,7 @@ func (b *batch[T, K]) run() (abandoned bool) {
 		}
 		r := b.settleOutcomeLocked(&b.claims[i], &o, end)
 		b.holding = false
-		b.mu.Unlock()
+		b.unlockAndLog()
 		running = time.Time{}
 		b.observe(r)
 	}
@@ -299,7 +303,7 @@ func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
 	q := b.q
 	s := q.s
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlockAndLog()
 	b.cur, b.started = i, time.Time{}
 	if b.abandoned || s.stopping.Load() || q.paused.Load() || !q.reserveRun() {
 		return false, false // the rest go back to pending, at their places
@@ -323,7 +327,7 @@ func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
 		// stale (rescued) or disabled meanwhile: the scope's close puts it
 		// back
 		if !errchain.Is(err, ErrStale) && !errchain.Is(err, ErrWrongState) {
-			s.warn("backend Start failed", q.name, err)
+			b.warnLocked("backend Start failed", err)
 		}
 		return true, false
 	}
@@ -449,22 +453,27 @@ func (b *batch[T, K]) settle(c *Claim[T, K], o *Outcome, started, end time.Time)
 // when its batch's scope closes, and so does one whose settlement failed,
 // if the backend still holds it claimed.
 func (q *queueBase) call(in string, f func() error) (err error) {
-	return q.guardedCall(in, true, f)
+	return q.guardedCall(in, true, nil, f)
 }
 
 // guardedCall is call, leaving the queue alone after a fault only if
 // leave: the metrics loop's Counts, called twice a second and never in a
 // hot loop, must not keep a queue whose Counts faults from running jobs.
-func (q *queueBase) guardedCall(in string, leave bool, f func() error) (err error) {
+// If later is not nil, the fault is appended to it for the caller to log
+// rather than logged (see batch.callLocked).
+func (q *queueBase) guardedCall(in string, leave bool, later *[]fault, f func() error) (err error) {
 	returned := false
 	defer func() {
 		if v := recover(); v != nil || !returned {
 			v = exitValue(v)
-			p := &scope.PanicError{Value: v, Stack: debug.Stack()}
+			ft := fault{msg: "backend panicked in " + in, p: &scope.PanicError{Value: v, Stack: debug.Stack()}}
 			if leave {
-				q.s.containStack(q, "backend panicked in "+in, p)
+				q.leaveAlone()
+			}
+			if later != nil {
+				*later = append(*later, ft)
 			} else {
-				q.s.logFault(q, "backend panicked in "+in, p)
+				ft.log(q.s, q)
 			}
 			err = fmt.Errorf("sched: backend panicked in %s: %s", in, panicval.String(v))
 		}
@@ -480,7 +489,7 @@ func (q *queueBase) guardedCall(in string, leave bool, f func() error) (err erro
 // other goroutines, rather than taken for the handler's own panic. The
 // queue is not left alone: the handler, not a loop, calls again.
 func (q *queueBase) jobCall(in string, f func() error) error {
-	return q.guardedCall(in, false, f)
+	return q.guardedCall(in, false, nil, f)
 }
 
 // settleAs settles claim c with outcome *o and counts it settled. It
@@ -504,15 +513,42 @@ func (b *batch[T, K]) settleAs(c *Claim[T, K], o *Outcome) bool {
 	}()
 	err := q.backend.Settle(b.ctx, c, *o)
 	if err != nil && !errchain.Is(err, ErrStale) {
-		q.s.warn("backend Settle failed", q.name, err)
+		b.warnLocked("backend Settle failed", err)
 	}
 	return err == nil
 }
 
 // settleElsewhere is settleAs on a goroutine other than the batch's
-// worker (the reaper's, Stop's), which call guards against the backend.
+// worker (the reaper's, Stop's), which callLocked guards against the
+// backend.
 func (b *batch[T, K]) settleElsewhere(c *Claim[T, K], o *Outcome) {
-	_ = b.q.call("Settle", func() error { b.settleAs(c, o); return nil })
+	_ = b.callLocked("Settle", func() error { b.settleAs(c, o); return nil })
+}
+
+// callLocked is queueBase.call for a goroutine that holds mu: a fault of
+// the backend's leaves the queue alone at once, and is logged once mu is
+// let go (see unlockAndLog).
+func (b *batch[T, K]) callLocked(in string, f func() error) error {
+	return b.q.guardedCall(in, true, &b.later, f)
+}
+
+// warnLocked has err, the failure of a backend's call, logged with msg
+// once mu is let go (see unlockAndLog).
+func (b *batch[T, K]) warnLocked(msg string, err error) {
+	b.later = append(b.later, fault{msg: msg, err: err})
+}
+
+// unlockAndLog lets go of mu, then logs what was to be logged while it
+// was held (see warnLocked, callLocked). The Logger is the user's code and
+// may hang: a goroutine that hung in it holding mu held up a rescue, and
+// StopAndCancel's abandon of the batch, for ever.
+func (b *batch[T, K]) unlockAndLog() {
+	later := b.later
+	b.later = nil
+	b.mu.Unlock()
+	for _, f := range later {
+		f.log(b.q.s, &b.q.queueBase)
+	}
 }
 
 // finishLocked closes the batch's scope with exit (entries not settled go
@@ -683,7 +719,7 @@ func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64, before time.Time) 
 	if !b.lockBriefly() {
 		return rescueResult{busy: true}
 	}
-	defer b.mu.Unlock()
+	defer b.unlockAndLog()
 	if b.abandoned || b.finished {
 		return rescueResult{}
 	}
@@ -731,7 +767,7 @@ func (b *batch[T, K]) beat(ctx context.Context, id ID, gen uint64, until time.Ti
 // abandon implements live.
 func (b *batch[T, K]) abandon() bool {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlockAndLog()
 	if b.abandoned || b.finished || len(b.claims) == 0 {
 		return false
 	}
@@ -810,22 +846,21 @@ func (b *batch[T, K]) renew(now time.Time) {
 	if !b.lockBriefly() {
 		return
 	}
-	defer b.mu.Unlock()
+	defer b.unlockAndLog()
 	if b.abandoned || b.finished {
 		return
 	}
 	until := now.Add(q.lease)
 	for i := range b.claims {
 		if c := &b.claims[i]; !b.gone[i] && i >= b.cur {
-			err := q.call("Renew", func() error { return q.backend.Renew(b.ctx, c.ID, c.Gen, until) })
+			err := b.callLocked("Renew", func() error { return q.backend.Renew(b.ctx, c.ID, c.Gen, until) })
 			switch {
 			case err == nil:
 				if i == b.cur && !b.started.IsZero() {
 					b.leaseUntil = until
 				}
 			case !errchain.Is(err, ErrStale):
-				s := q.s
-				s.warn("backend Renew failed", q.name, err)
+				b.warnLocked("backend Renew failed", err)
 			}
 		}
 	}

@@ -484,8 +484,20 @@ func (q *queueBase) leaveAlone() {
 	q.s.wakeTimekeeper(q.s.ns(until))
 }
 
-// fault is a fault that containStack is to log.
+// fault is a fault of a queue's dependency to log: a panic (or
+// runtime.Goexit) p, or, with p nil, an error err it returned.
 type fault struct {
 	msg string
 	p   *scope.PanicError
+	err error
+}
+
+// log logs f, a fault of q's dependency: p with its stack, or err as a
+// warning.
+func (f fault) log(s *Scheduler, q *queueBase) {
+	if f.p == nil {
+		s.warn(f.msg, q.name, f.err)
+		return
+	}
+	s.logFault(q, f.msg, f.p)
 }

@@ -272,7 +272,7 @@ func (s *Scheduler) metricsLoop(ctx context.Context) {
 			// Not call: a Counts that faults is logged, and its queue's
 			// depth left as it was, but the queue is not left alone (its
 			// jobs run on, as they do without metrics).
-			if err := q.base().guardedCall("Counts", false, func() (err error) { c, err = q.counts(ctx); return err }); err != nil {
+			if err := q.base().guardedCall("Counts", false, nil, func() (err error) { c, err = q.counts(ctx); return err }); err != nil {
 				continue
 			}
 			// Busy first, then ctx: a StopAndCancel that finds the loop
