@@ -639,6 +639,17 @@ func (q *queueBase) lowerDue(t time.Time) {
 // backend said it (zero: none), which the epoch may not tell from now (see
 // Scheduler.timekeeper).
 func (q *Queue[T, K]) promote(ctx context.Context, now time.Time) (int64, time.Time) {
+	due, t, err := q.promoteDue(ctx, now)
+	if err != nil {
+		// Once dueMu is let go: the Logger may hang, and every delayed
+		// add, and every settlement of a retry or a snooze, takes it.
+		q.s.warn("backend Promote failed", q.name, err)
+	}
+	return due, t
+}
+
+// promoteDue is promote under dueMu, returning the backend's error.
+func (q *Queue[T, K]) promoteDue(ctx context.Context, now time.Time) (int64, time.Time, error) {
 	q.dueMu.Lock()
 	defer q.dueMu.Unlock()
 	t, ok, err := q.backend.Promote(ctx, now)
@@ -646,16 +657,15 @@ func (q *Queue[T, K]) promote(ctx context.Context, now time.Time) (int64, time.T
 	case err != nil:
 		// The due time has passed: tried again in a second, not at once
 		// in a hot loop.
-		q.s.warn("backend Promote failed", q.name, err)
 		t = now.Add(time.Second)
-		return q.s.ns(t), t
+		return q.s.ns(t), t, err
 	case ok:
 		q.due.Store(q.s.ns(t))
 	default:
 		q.due.Store(0)
 		t = time.Time{}
 	}
-	return q.due.Load(), t
+	return q.due.Load(), t, nil
 }
 
 // reserveRun counts one more run in q.running and reports true, or false
