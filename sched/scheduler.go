@@ -251,17 +251,22 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return err
 	}
 	s.mu.Lock()
-	stopped := s.stopped
+	stopped, started := s.stopped, s.started
 	s.mu.Unlock()
-	if stopped {
-		// Before life: a Stop holds it while it waits for the handlers,
-		// one of which may be calling Start.
+	switch {
+	// Before life: a Stop holds it while it waits for the handlers, one
+	// of which may be calling Start. A handler runs once the scheduler
+	// started, so its Start returns here even if a Stop begins as it
+	// does: it does not wait for life behind a Stop that waits for it.
+	case stopped:
 		return ErrStopped
+	case started:
+		return nil
 	}
 	s.life <- struct{}{}
 	defer func() { <-s.life }()
 	s.mu.Lock()
-	stopped, started := s.stopped, s.started
+	stopped, started = s.stopped, s.started
 	if !stopped { // a Start refused after Stop starts nothing, and forgets nothing
 		s.started = true
 	}
