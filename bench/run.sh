@@ -23,6 +23,15 @@
 # lock and the scheduler around a backend that does nearly nothing
 # (BenchmarkSched_Floor).
 #
+# Section 6 (the packages' own costs) runs separately from the grid, in the
+# same rounds, into COSTS_OUT: the cron engine against gocron
+# (BenchmarkCron_Register and BenchmarkCron_Run, here, for COSTS_N
+# iterations, since a run of BenchmarkCron_Run waits for the clock), and the
+# in-package benchmarks of cron (against robfig/cron in the same run),
+# scope, governor (against x/sync's semaphore, a channel and a mutex) and
+# distinct (Config.Timestamps on and off), run from the repository's root
+# for BENCHTIME. A round of them takes about 2 minutes.
+#
 # At COUNT=6 the whole grid takes about 65 minutes on the project's 2-core
 # machine: a round is about 7.5 minutes of scenario 1 (260 benchmarks; two
 # thirds of their timed part is controller-runtime's priority queue, at 2–10
@@ -39,6 +48,11 @@
 #              1000000, named backlog=1M); passed to the benchmarks as
 #              JOBKIT_BENCH_BACKLOG
 #   OUT        raw output file (default results/bench.txt)
+#   COSTS_OUT  raw output file of section 6 (default results/costs.txt)
+#   COSTS_N    iterations of the cron engine's benchmarks (default 2000)
+#   GRID=0     run section 6 only, leaving OUT as it is
+#   COSTS=0    run the grid only, leaving COSTS_OUT as it is (as a FILTER
+#              does)
 #   REPORT, SVG, SCHED_SVG, STAT  where the report, the charts and
 #              benchstat's output go (default RESULTS.md, results/chart.svg,
 #              results/sched.svg, results/benchstat.txt), so that a trial run
@@ -57,6 +71,10 @@ BENCHTIME=${BENCHTIME:-1s}
 MPMC_N=${MPMC_N:-1000000}
 MPMC_BACKLOG=${MPMC_BACKLOG:-1000000}
 OUT=${OUT:-results/bench.txt}
+COSTS_OUT=${COSTS_OUT:-results/costs.txt}
+COSTS_N=${COSTS_N:-2000}
+GRID=${GRID:-1}
+COSTS=${COSTS:-1}
 REPORT=${REPORT:-RESULTS.md}
 SVG=${SVG:-results/chart.svg}
 SCHED_SVG=${SCHED_SVG:-results/sched.svg}
@@ -101,18 +119,54 @@ for g in "${groups[@]}"; do
 	fi
 done
 
-mkdir -p "$(dirname "$OUT")" "$(dirname "$REPORT")" "$(dirname "$SVG")" "$(dirname "$SCHED_SVG")" "$(dirname "$STAT")"
+# Section 6's commands; those not starting with "cd bench && " run from the
+# repository's root.
+costcmds=(
+	"cd bench && go test -run='^\$' -bench='^BenchmarkCron_(Register|Run)\$' -benchmem -count=$COUNT -cpu=$CPU -benchtime=${COSTS_N}x -timeout=0 ."
+	"go test -run='^\$' -bench='^Benchmark(Spec_Next|Parse|Every_Next|Due)\$' -benchmem -count=$COUNT -cpu=$CPU -benchtime=$BENCHTIME ./cron"
+	"go test -run='^\$' -bench='^BenchmarkRun\$' -benchmem -count=$COUNT -cpu=$CPU -benchtime=$BENCHTIME ./scope"
+	"go test -run='^\$' -bench='^BenchmarkGovernor_(TryAcquire|TryAcquireRelease|Acquire)\$' -benchmem -count=$COUNT -cpu=$CPU -benchtime=$BENCHTIME ./governor"
+	"go test -run='^\$' -bench='^BenchmarkQueue_TakeComplete\$' -benchmem -count=$COUNT -cpu=$CPU -benchtime=$BENCHTIME ./distinct"
+)
+if [[ -n "$FILTER" ]]; then
+	COSTS=0
+fi
+
+mkdir -p "$(dirname "$OUT")" "$(dirname "$COSTS_OUT")" "$(dirname "$REPORT")" "$(dirname "$SVG")" "$(dirname "$SCHED_SVG")" "$(dirname "$STAT")"
 if [[ "${SKIP_RUN:-}" != 1 ]]; then
-	: > "$OUT"
+	if [[ "$GRID" != 0 ]]; then
+		: > "$OUT"
+	fi
+	if [[ "$COSTS" != 0 ]]; then
+		# What section 6 measured, read back by the report.
+		crev=$(git -C .. rev-parse --short HEAD 2>/dev/null || echo unknown)
+		if [[ -n "$(git -C .. status --porcelain -- cron scope governor distinct 2>/dev/null)" ]]; then
+			crev="$crev with uncommitted changes in cron/, scope/, governor/ or distinct/"
+		fi
+		echo "jobkit-rev: $crev" > "$COSTS_OUT"
+	fi
 	# Round robin: COUNT rounds of -count=1 over every group, so that a slow
 	# spell of the shared machine hits every implementation alike instead of
 	# all the runs of one.
 	for round in $(seq "$COUNT"); do
-		for c in "${cmds[@]}"; do
-			c1=${c/-count=$COUNT/-count=1}
-			echo "+ round $round/$COUNT: (cd bench && $c1) >> $OUT" >&2
-			eval "$c1" | tee -a "$OUT"
-		done
+		if [[ "$GRID" != 0 ]]; then
+			for c in "${cmds[@]}"; do
+				c1=${c/-count=$COUNT/-count=1}
+				echo "+ round $round/$COUNT: (cd bench && $c1) >> $OUT" >&2
+				eval "$c1" | tee -a "$OUT"
+			done
+		fi
+		if [[ "$COSTS" != 0 ]]; then
+			for c in "${costcmds[@]}"; do
+				c1=${c/-count=$COUNT/-count=1}
+				c1=${c1#cd bench && }
+				if [[ "$c1" == "${c/-count=$COUNT/-count=1}" ]]; then
+					c1="cd .. && $c1"
+				fi
+				echo "+ round $round/$COUNT: (cd bench && $c1) >> $COSTS_OUT" >&2
+				(eval "$c1") | tee -a "$COSTS_OUT"
+			done
+		fi
 	done
 fi
 
@@ -123,6 +177,12 @@ args=()
 for c in "${cmds[@]}"; do
 	args+=(-cmd "cd bench && $c")
 done
+if [[ -f "$COSTS_OUT" ]]; then
+	args+=(-costs "$COSTS_OUT")
+	for c in "${costcmds[@]}"; do
+		args+=(-costcmd "$c")
+	done
+fi
 go run ./cmd/report \
 	-in "$OUT" \
 	-benchstat "$STAT" \

@@ -38,6 +38,9 @@ func main() {
 	var cmds multi
 	flag.Var(&cmds, "cmd", "a command that produced -in, quoted in the report (repeatable)")
 	rev := flag.String("rev", "", "the revision of the library measured, quoted in the report")
+	costs := flag.String("costs", "", "go test -bench output of the packages' own costs (section 6), if any")
+	var costCmds multi
+	flag.Var(&costCmds, "costcmd", "a command that produced -costs, quoted in the report (repeatable)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("report: ")
@@ -61,6 +64,18 @@ func main() {
 		}
 		return filepath.ToSlash(r)
 	}
+	var cd *data
+	if *costs != "" {
+		f, err := os.Open(*costs)
+		if err != nil {
+			log.Fatal(err)
+		}
+		cd, err = parse(f)
+		f.Close()
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
 	md, chart := renderReport(d, meta{
 		cmds:      cmds,
 		rev:       *rev,
@@ -69,6 +84,9 @@ func main() {
 		schedSVG:  rel(*schedSVG),
 		benchstat: rel(*bstat),
 		hasStat:   exists(*bstat),
+		costs:     cd,
+		costCmds:  costCmds,
+		costsRaw:  rel(*costs),
 	})
 	if err := os.WriteFile(*svg, []byte(chart), 0o644); err != nil {
 		log.Fatal(err)
@@ -93,6 +111,9 @@ type meta struct {
 	cmds                               []string
 	rev, raw, svg, schedSVG, benchstat string
 	hasStat                            bool
+	costs                              *data // section 6, or nil
+	costCmds                           []string
+	costsRaw                           string
 }
 
 // multi is a repeatable string flag.

@@ -334,6 +334,7 @@ func renderReport(d *data, m meta) (md, svg string) {
 	r.sectionKeys(s5keys)
 	r.sectionAddAll()
 	r.sectionFloor()
+	r.section6(m.costs, m.costCmds, m.costsRaw)
 
 	var least *group
 	if len(ranked) > 0 {
