@@ -83,7 +83,7 @@ func (r *reporter) section6(c *data, cmds []string, raw string) {
 	if rev := c.hdr["jobkit-rev"]; rev != "" {
 		cr.printf(", measuring jobkit %s", rev)
 	}
-	cr.printf("; medians of %d runs, on the machine above. Ratios are the package's ÷ the peer's, below 1 the package is faster (or smaller); tables lead with the least favourable row. Commands, run in the same rounds as the scenarios' (those without `cd bench` from the repository's root):\n\n", runs)
+	cr.printf("; medians of %d runs, on the machine above. Ratios are the package's ÷ the peer's, below 1 the package is faster (or smaller); tables lead with the least favourable row. Commands, run in rounds as the scenarios' are (each round runs each command once with `-count=1`; those without `cd bench` run from the repository's root):\n\n", runs)
 	if len(cmds) > 0 {
 		cr.printf("```sh\n%s\n```\n\n", strings.Join(cmds, "\n"))
 	}
