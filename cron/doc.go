@@ -198,31 +198,27 @@
 //
 // # Cost
 //
-// Medians from go test -bench . -count 6 on a shared, noisy 2-core machine,
-// with robfig/cron/v3 in the same run (bench_test.go), over two runs:
+//   - Next of a parsed spec jumps to each field's next allowed value (a
+//     month's allowed days are one bit mask) instead of stepping through
+//     hours and days as robfig's SpecSchedule.Next does: its steps are
+//     bounded by the months it passes, nine years' worth at most, and the
+//     zone's offset changes among them; it allocates nothing.
+//   - Every's Next runs in constant time and allocates nothing.
+//   - Parse runs robfig's parser, which it wraps, and the exact test that
+//     the spec can fire; it allocates the schedule.
+//   - Due calls Next a number of times that grows with the logarithm of
+//     the outage, not with the missed activations (see [Due]); under Skip
+//     it allocates nothing, otherwise the slice of runs it returns.
 //
-//   - Next of a parsed spec: 110-300 ns, no allocation. robfig's
-//     SpecSchedule.Next, which steps through hours and days, takes 2.3 to 3.5
-//     times as long for */15 * * * *, and 6 to 44 times as long for weekday,
-//     daily, hourly-in-New-York and leap-day specs (BenchmarkSpec_Next).
-//   - Parse: 1.4-2 µs for five or six fields, 1.1 to 1.3 times robfig's
-//     parser, which it wraps; 0.3 µs for a descriptor (BenchmarkParse).
-//   - Every's Next: about 30 ns (BenchmarkEvery_Next).
-//   - Due for a job every second, down for a year: 0.1-0.2 µs under Skip,
-//     0.4-0.7 µs under RunOnce, 25-29 µs for RunEach(100) (BenchmarkDue).
+// The engine starts no goroutine per job or per run: every job runs on
+// its scheduler's fixed set of goroutines (8 × GOMAXPROCS workers by
+// default), whatever the number of jobs, and a registered job holds one
+// entry of its queue. gocron starts a goroutine per run, and in its
+// singleton mode keeps one per job.
 //
-// The engine, against github.com/go-co-op/gocron/v2 v2.21.2 in the same run
-// (BenchmarkCron_Register and BenchmarkCron_Run in the bench module; medians
-// of 6; gocron as configured by default, which lets runs of a job overlap,
-// and in its singleton mode, which does not, as the engine):
-//
-//   - A registered job holds 0.9 KB of heap, its queue entry included;
-//     gocron's hold 1.1 times as much. Registering one costs about 6 µs,
-//     2.6 to 2.9 times less than with gocron.
-//   - With 1,000 jobs running every second, a run costs about 5 µs of CPU
-//     (all goroutines of the process), 460 bytes and 7 allocations; gocron
-//     takes 4.9 times the CPU and 5.8 times the bytes, 7.9 and 9.4 times in
-//     singleton mode. The engine runs them on its scheduler's 19 goroutines
-//     (16 workers); gocron starts a goroutine per run, and in singleton mode
-//     keeps one per job (over 1,000).
+// Figures: bench/RESULTS.md in the repository, section 6.1 for the engine
+// against github.com/go-co-op/gocron/v2 (BenchmarkCron_Register and
+// BenchmarkCron_Run in the bench module), section 6.2 for the schedules
+// against robfig/cron/v3 (BenchmarkParse, BenchmarkSpec_Next,
+// BenchmarkEvery_Next and BenchmarkDue), each in the same run.
 package cron
