@@ -23,10 +23,10 @@ var errNilArg = fmt.Errorf("%w: nil context, scope or function", ErrInvalid)
 // error wrapping [ErrInvalid].
 //
 // Run allocates nothing in steady state but what f and the finalizers do
-// (a scope costs a 292nd of an allocation; see [Scope]). On the
-// project's 2-core machine it takes about 60 ns, 90 ns with one finalizer
-// (BenchmarkRun); most of that is the fresh 56 bytes of the scope and the
-// pool its block comes from, the price of a *Scope that is never reused.
+// (a scope costs a 292nd of an allocation; see [Scope]); most of its time
+// goes to the fresh 56 bytes of the scope and the pool its block comes
+// from, the price of a *Scope that is never reused. Figures: BenchmarkRun,
+// bench/RESULTS.md in the repository, section 6.3.
 func Run(ctx context.Context, f func(ctx context.Context, s *Scope) error) (err error) {
 	if ctx == nil || f == nil {
 		return errNilArg
