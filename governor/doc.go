@@ -51,10 +51,14 @@
 //
 // # Cost
 //
-// Measured on a 2-core machine (README.md has the figures and how to repeat
-// them): a refused TryAcquire takes about 3ns in parallel; a granted one of
-// the zero Weight without a key, with its Release, about 5 to 9ns, without
-// allocating: less than half of golang.org/x/sync/semaphore's TryAcquire and
-// Release in the same run. The SystemSampler costs about 0.07% of one core
-// at the default interval of one second.
+// A refused TryAcquire is one atomic load; a granted one of the zero Weight
+// without a key, with its Release, is one compare-and-swap each on the
+// record its goroutine maps to, with no lock, clock or allocation, and
+// writes nothing shared with other goroutines (see TryAcquire). The
+// SystemSampler reads five to ten small files per sample, once a
+// Config.Interval (a second by default), on a goroutine of its own.
+// Figures, against golang.org/x/sync/semaphore, a channel and a mutex in
+// the same run: bench/RESULTS.md in the repository, section 6.4; the
+// sampler's overhead: TestSystemSamplerOverhead (README.md says how to run
+// it).
 package governor

@@ -22,9 +22,10 @@ import (
 // of the two. It also reports the Go heap and GOMEMLIMIT.
 //
 // CPUPercent is measured between two calls of Sample, so the first call
-// reports 0. Sample reads five to ten small files: about 120 to 230µs
-// (BenchmarkSystemSampler_Sample); sampling once a second costs about 0.07% of
-// one core (TestSystemSamplerOverhead, README.md).
+// reports 0. Sample reads five to ten small files, and allocates
+// (BenchmarkSystemSampler_Sample); what sampling once a second costs the
+// process is measured by TestSystemSamplerOverhead (README.md says how to
+// run it).
 //
 // The zero value is ready to use. A SystemSampler is safe for concurrent use
 // and must not be copied after first use.
