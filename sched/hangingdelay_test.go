@@ -3,9 +3,7 @@ package sched_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,15 +78,9 @@ func (b *settleExits) Settle(ctx context.Context, c *sched.Claim[int, int], o sc
 // time, as above.)
 func TestAHangingLoggerLetsStopAndCancelReturn(t *testing.T) {
 	t.Parallel()
-	entered, release := make(chan struct{}), make(chan struct{})
-	defer close(release)
-	var first atomic.Bool // the first record hangs until the end; the rest pass
-	s := must.New(t, sched.Config{Workers: 1, Logger: slog.New(onRecord(func(slog.Record) {
-		if first.CompareAndSwap(false, true) {
-			close(entered)
-			<-release
-		}
-	}))})
+	log, entered, release := firstRecordHangs() // the first record hangs until the end; the rest pass
+	defer release()
+	s := must.New(t, sched.Config{Workers: 1, Logger: log})
 	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: &settleExits{sched.NewMemory[int, int]()}, Handler: nop[int, int]})
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)

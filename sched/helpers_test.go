@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +45,20 @@ func (f onRecord) Handle(_ context.Context, r slog.Record) error {
 }
 func (f onRecord) WithAttrs([]slog.Attr) slog.Handler { return f }
 func (f onRecord) WithGroup(string) slog.Handler      { return f }
+
+// firstRecordHangs returns a Logger whose first record hangs until release
+// is called (the rest pass), and a channel closed once it hangs. Defer
+// release: it must come before the Cleanup that stops the scheduler.
+func firstRecordHangs() (log *slog.Logger, entered <-chan struct{}, release func()) {
+	in, out := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	return slog.New(onRecord(func(slog.Record) {
+		if first.CompareAndSwap(false, true) {
+			close(in)
+			<-out
+		}
+	})), in, func() { close(out) }
+}
 
 // rescuing returns a scheduler of workers workers and one loop, not yet
 // started, and its Inspector, with rescues on.

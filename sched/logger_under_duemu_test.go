@@ -2,8 +2,6 @@ package sched_test
 
 import (
 	"context"
-	"log/slog"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,15 +25,9 @@ func (promoteFails) Promote(context.Context, time.Time) (time.Time, bool, error)
 // (Real time: a goroutine blocked on a mutex is not durably blocked.)
 func TestAHangingLoggerWarningOfAFailedPromoteHoldsNoAdd(t *testing.T) {
 	t.Parallel()
-	entered, release := make(chan struct{}), make(chan struct{})
-	defer close(release)
-	var first atomic.Bool // the first record hangs until the end; the rest pass
-	s := newScheduler(t, sched.Config{Workers: 1, Logger: slog.New(onRecord(func(slog.Record) {
-		if first.CompareAndSwap(false, true) {
-			close(entered)
-			<-release
-		}
-	}))})
+	log, entered, release := firstRecordHangs() // the first record hangs until the end; the rest pass
+	defer release()
+	s := newScheduler(t, sched.Config{Workers: 1, Logger: log})
 	q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{Backend: promoteFails{sched.NewMemory[int, int]()}, Handler: nop[int, int]})
 	must.Add(t, q, 1, sched.After(time.Millisecond))
 	select {

@@ -3,8 +3,6 @@ package sched_test
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,23 +53,18 @@ func TestAHangingLoggerWarningOfAFailedCallLetsStopAndCancelReturn(t *testing.T)
 	for _, in := range []string{"Start", "Settle", "Renew"} {
 		t.Run(in, func(t *testing.T) {
 			t.Parallel()
-			entered, release := make(chan struct{}), make(chan struct{})
-			defer close(release)
-			var first atomic.Bool // the first record hangs until the end; the rest pass
-			s := must.New(t, sched.Config{Workers: 1, Logger: slog.New(onRecord(func(slog.Record) {
-				if first.CompareAndSwap(false, true) {
-					close(entered)
-					<-release
-				}
-			}))})
-			running := make(chan struct{}, 1)
+			log, entered, release := firstRecordHangs() // the first record hangs until the end; the rest pass
+			defer release()
+			s := must.New(t, sched.Config{Workers: 1, Logger: log})
+			running, hold := make(chan struct{}, 1), make(chan struct{})
+			defer close(hold)
 			cfg := sched.QueueConfig[int, int]{Backend: &failingCalls{sched.NewMemory[int, int](), in}, Handler: nop[int, int]}
 			if in == "Renew" {
 				s.Inspector().EnableRescue()
 				cfg.AutoRenew = true
 				cfg.Handler = func(ctx context.Context, _ *sched.Job[int, int]) error {
 					running <- struct{}{}
-					<-release
+					<-hold // until the end: a hung handler
 					return nil
 				}
 			}
