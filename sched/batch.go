@@ -101,6 +101,10 @@ type batch[T any, K comparable] struct {
 	// run in progress ends with then.
 	holding bool
 	result  error
+	// depExit is set when a backend's method that a Job method of the run
+	// in progress called ended its goroutine (see jobCall), and cleared
+	// as each run starts.
+	depExit atomic.Bool
 }
 
 // ErrRescued is the cause with which the context of a rescued run is
@@ -115,8 +119,9 @@ var ErrRescued = errors.New("sched: run rescued after its lease lapsed")
 // batch is settled on its way out and the worker replaced (see worker):
 // the running entry, if any, settles as a failure when its handler ended
 // the goroutine, with its handler's result when the handler had returned,
-// and as a rerun when a dependency ended it before (a Clock, a backend);
-// the rest go back. Every metric is called where nothing is half done, so
+// and as a rerun when a dependency ended it before (a Clock, a backend)
+// or in the handler (the backend's Renew or Progress under a Job
+// method: see jobCall); the rest go back. Every metric is called where nothing is half done, so
 // that one ending the goroutine strands nothing either.
 func (b *batch[T, K]) run() (abandoned bool) {
 	q := b.q
@@ -145,13 +150,23 @@ func (b *batch[T, K]) run() (abandoned bool) {
 				s.containStack(&q.queueBase, f.msg, f.p)
 			}
 		}()
+		jobExit := b.result == scope.ErrGoexit && !classifying && b.depExit.Load()
+		if jobExit {
+			// Not the handler's own Goexit: the backend's Renew or
+			// Progress that a Job method called ended the goroutine
+			// (logged by jobCall, with its stack). The run is a
+			// dependency's exit, run again without spending an attempt,
+			// and the queue is left alone for a second, as below.
+			b.result = errDependencyExit
+			q.leaveAlone()
+		}
 		switch v := recover(); {
 		case v != nil:
 			// Not the handler's (call recovers those) nor a metric's or
 			// the Clock's (guarded): the backend's Start or Settle. The
 			// worker goes on once the batch is finished.
 			faults = append(faults, fault{msg: "backend panicked in Start or Settle", p: &scope.PanicError{Value: v, Stack: debug.Stack()}})
-		case b.result != scope.ErrGoexit && !classifying:
+		case b.result != scope.ErrGoexit && !classifying && !jobExit:
 			// Not the handler, nor its error's methods (which fail the
 			// run, below, as the handler's Goexit does): a dependency
 			// (the backend's Start or Settle, a metric, the Clock)
@@ -332,6 +347,7 @@ func (b *batch[T, K]) start(i int, now time.Time) (more, started bool) {
 		return true, false
 	}
 	b.started, b.leaseUntil = now, lease
+	b.depExit.Store(false)
 	if m := q.metrics; m != nil {
 		m.runStarted(b, now)
 	}
@@ -487,9 +503,20 @@ func (q *queueBase) guardedCall(in string, leave bool, later *[]fault, f func() 
 // a Job method (Heartbeat, Progress): a panic of the backend's is logged
 // with its stack and returned as the call's error, as on the scheduler's
 // other goroutines, rather than taken for the handler's own panic. The
-// queue is not left alone: the handler, not a loop, calls again.
-func (q *queueBase) jobCall(in string, f func() error) error {
-	return q.guardedCall(in, false, nil, f)
+// queue is not left alone: the handler, not a loop, calls again. A
+// backend's method that ends the goroutine is logged too, and marks the
+// batch (depExit): if it ended the worker's, in its handler, the run is a
+// dependency's exit, run again, not the handler's Goexit (see run).
+func (b *batch[T, K]) jobCall(in string, f func() error) error {
+	exited := true
+	defer func() {
+		if exited {
+			b.depExit.Store(true)
+		}
+	}()
+	err := b.q.guardedCall(in, false, nil, f)
+	exited = false
+	return err
 }
 
 // settleAs settles claim c with outcome *o and counts it settled. It
@@ -752,7 +779,7 @@ func (b *batch[T, K]) rescue(q *queueBase, id ID, gen uint64, before time.Time) 
 // the backend's is logged and is the heartbeat's error (see jobCall).
 func (b *batch[T, K]) beat(ctx context.Context, id ID, gen uint64, until time.Time) error {
 	q := b.q
-	if err := q.jobCall("Renew", func() error { return q.backend.Renew(ctx, id, gen, until) }); err != nil {
+	if err := b.jobCall("Renew", func() error { return q.backend.Renew(ctx, id, gen, until) }); err != nil {
 		return err
 	}
 	b.mu.Lock()

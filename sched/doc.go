@@ -125,7 +125,10 @@
 // (a reserved worker, a permit, a claimed batch: the running entry runs
 // again, or settles with its handler's result if the handler had
 // returned) and a new one takes its place; a Delay runs on a goroutine of
-// its own, so its Goexit ends only that. An Add whose Clock or adds metric
+// its own, so its Goexit ends only that. A backend's Renew or Progress
+// that ends a handler's goroutine under Job.Heartbeat or Job.Progress so
+// runs its entry again, not spending an attempt (on a goroutine the
+// handler started, it ends only that one). An Add whose Clock or adds metric
 // ends the caller's goroutine has stored its entry if the metric did it,
 // and not if the Clock did. A dependency that faults on every call (a
 // backend's Take or Start, a governor) is so retried about once a second

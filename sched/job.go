@@ -46,9 +46,9 @@ func (j *Job[T, K]) Progress(ctx context.Context, p Progress) error {
 	if j == nil || j.b == nil {
 		return ErrStale
 	}
-	q := j.b.q
+	b := j.b
 	id, gen := j.ID, j.gen
-	return q.jobCall("Progress", func() error { return q.backend.Progress(ctx, id, gen, p) })
+	return b.jobCall("Progress", func() error { return b.q.backend.Progress(ctx, id, gen, p) })
 }
 
 // Heartbeat renews the run's lease (see QueueConfig.Lease) to the queue's
