@@ -109,9 +109,9 @@
 // A panic of a queue's Key or Group function is an error of Add. In the
 // scheduler's own goroutines, a panic of a backend's Take, Promote or
 // Expire is logged and its queue left alone for a second; one of its
-// Start, Settle, Renew or Counts is logged and taken as an error of the
-// call (a run not started, or not settled, goes back when its batch
-// ends); a metric that panics switches its queue's metrics off; a Clock
+// Start, Settle, Renew, Progress or Counts is logged and taken as an error
+// of the call (a run not started, or not settled, goes back when its batch
+// ends; a Job method returns it to the handler); a metric that panics switches its queue's metrics off; a Clock
 // that panics, or whose timer does, is replaced by the system clock (see
 // Config.Clock); a retry policy's Delay that panics fails the entry; a
 // Config.Governor that panics or fails (stopped, a Weight it can never
