@@ -59,7 +59,10 @@ type QueueConfig[T any, K comparable] struct {
 	// Group, if not nil, returns a payload's group: entries of one group
 	// are taken together, in the order they were added, and run one after
 	// another by one worker; no two batches of a group run at once. An
-	// empty group is no group.
+	// empty group is no group. A rescue (see Lease) ends its batch, and
+	// frees the group: the group's next batch may then start while the
+	// rescued handler, if it ignores its cancelled context, still runs,
+	// as a rescued entry's next run may.
 	Group func(T) string
 
 	// BatchSize is the most entries a scheduling loop hands to a worker at
