@@ -42,8 +42,10 @@ type Reading struct {
 	// rejected: the sample counts as failed (ErrInvalidReading).
 	CPUPercent float64
 	// CPUCores is the CPU capacity CPUPercent refers to: the CPUs this process
-	// may run on, or its cgroup quota in cores. Zero means unknown. A negative,
-	// NaN or infinite CPUCores is rejected as CPUPercent is.
+	// may run on (its affinity, which a cpuset or taskset narrows; the busy
+	// share is then of those CPUs, not of the host's), or its cgroup quota in
+	// cores. Zero means unknown. A negative, NaN or infinite CPUCores is
+	// rejected as CPUPercent is.
 	CPUCores float64
 	// CPUSource says where CPUCores came from.
 	CPUSource Source
