@@ -16,23 +16,27 @@ import (
 	"github.com/jobkit/jobkit/sched"
 )
 
-// TestSchedulerMatchesModel drives a scheduler with random adds (delayed or
-// not, at random priorities), pauses, disables, cap changes, handler
-// outcomes (success, failure, panic, permanent failure, snooze, cancel,
-// rerun), deletes and the passing of time, in a synctest bubble, and after
-// every step, once the scheduler is idle, compares it with a model:
+// TestSchedulerMatchesModel drives a scheduler with random adds (one at a
+// time or several together, delayed or not, at random priorities), pauses,
+// disables, cap changes, handler outcomes (success, failure, panic,
+// permanent failure, snooze, cancel, rerun), deletes and the passing of
+// time, in a synctest bubble, and after every step, once the scheduler is
+// idle, compares it with a model:
 //
 //   - no entry runs twice at once, and no two entries of a group;
-//   - the queue's cap is never exceeded, a paused queue never starts a run,
-//     a disabled entry never runs;
+//   - the queue's cap is never exceeded, also by the rest of a batch
+//     taken before it was lowered; a paused queue never starts a run, a
+//     disabled entry never runs;
 //   - with one worker taking one entry at a time, each run is the model's
 //     first ready entry: highest priority, then first come (FIFO), an entry
 //     put back keeping its place;
 //   - nothing stalls: every ready entry that the cap and the workers allow
 //     is running;
-//   - a failing entry runs again exactly at σ(n+1) = σ(n) + c·2ⁿ while it
+//   - each run is the attempt, after the reruns, that the model counts: a
+//     failing entry runs again exactly at σ(n+1) = σ(n) + c·2ⁿ while it
 //     has retries left, then fails with MaxRetries+1 attempts; snoozes and
-//     reruns spend none;
+//     reruns spend none, and an entry of a batch put back before it
+//     started spends no rerun either;
 //   - retention: final entries expire exactly at their state's TTL; a
 //     deleted entry is gone, a retried final one is pending again (at the
 //     tail, with its attempts reset if asked) unless its key is taken;
@@ -121,6 +125,7 @@ func (e *mentry) final() bool { return e.state >= mSucceeded && e.state <= mPois
 type run struct {
 	key     int
 	attempt int
+	reruns  int
 	verdict chan outcome
 }
 
@@ -155,10 +160,17 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 	if err != nil {
 		return err.Error()
 	}
+	// A queue with a Group function takes one unit a batch (an entry
+	// without a group, or entries of one group): only a queue without one
+	// takes batches of entries of no group.
+	var group func(int) string
+	if grouped {
+		group = groupOf
+	}
 	retry := sched.RetryPolicy{MaxRetries: maxRetries, Base: base}
 	q, err := sched.NewQueue(s, "model", sched.QueueConfig[int, int]{
 		Handler: func(ctx context.Context, j *sched.Job[int, int]) error {
-			r := &run{key: j.Key, attempt: j.Attempt, verdict: make(chan outcome)}
+			r := &run{key: j.Key, attempt: j.Attempt, reruns: j.Reruns, verdict: make(chan outcome)}
 			g := groupOf(j.Key)
 			mu.Lock()
 			if running[j.Key]++; running[j.Key] > 1 {
@@ -199,7 +211,7 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 		BatchSize: batch,
 		Retry:     &retry,
 		MaxReruns: maxReruns,
-		Group:     func(k int) string { return groupOf(k) },
+		Group:     group,
 		Retention: &sched.Retention{Succeeded: keepSucceeded, MaxSucceeded: 1 << 20, Failed: keepFailed, MaxFailed: 1 << 20, Cancelled: keepCancelled, MaxCancelled: 1 << 20},
 	})
 	if err != nil {
@@ -309,8 +321,11 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 					return fmt.Sprintf("key %d (priority %d, seq %d) started before key %d (priority %d, seq %d)\nkey %d: %q\nkey %d: %q", k, e.priority, e.seq, first.key, first.priority, first.seq, k, hist[k], first.key, hist[first.key])
 				}
 			}
-			if r := waiting[k]; r == nil || r.attempt != e.attempts+1 {
-				return fmt.Sprintf("key %d ran as attempt %v, model says %d", k, r, e.attempts+1)
+			if r := waiting[k]; r == nil || r.attempt != e.attempts+1 || r.reruns != e.reruns {
+				if r == nil {
+					return fmt.Sprintf("key %d started and is not running", k)
+				}
+				return fmt.Sprintf("key %d ran as attempt %d after %d reruns, model says attempt %d after %d", k, r.attempt, r.reruns, e.attempts+1, e.reruns)
 			}
 			e.state, e.lastStart = mRunning, now
 			note(e, "started")
@@ -359,6 +374,49 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 		return ""
 	}
 
+	// drawAdd draws the options of an add; addModel checks the add of key
+	// k, with those options, against the model and records it.
+	type addOpts struct {
+		opts     []sched.AddOption
+		prio     int
+		delay    time.Duration
+		disabled bool
+	}
+	drawAdd := func(rt *rapid.T) addOpts {
+		a := addOpts{prio: sched.MinPriority}
+		if rapid.Bool().Draw(rt, "high priority") {
+			a.prio = 5
+			a.opts = append(a.opts, sched.WithPriority(a.prio))
+		}
+		if rapid.Bool().Draw(rt, "delayed") {
+			a.delay = time.Duration(rapid.IntRange(1, 3).Draw(rt, "delay s")) * base
+			a.opts = append(a.opts, sched.After(a.delay))
+		}
+		if a.disabled = rapid.IntRange(0, 9).Draw(rt, "disabled") == 0; a.disabled {
+			a.opts = append(a.opts, sched.Disabled())
+		}
+		return a
+	}
+	addModel := func(k int, id sched.ID, added bool, a addOpts) string {
+		old := model[k]
+		if want := old == nil || !live(old); added != want {
+			return fmt.Sprintf("add of %d: added %v; model says %v", k, added, want)
+		}
+		if !added {
+			return ""
+		}
+		e := &mentry{key: k, id: id, priority: a.prio, group: groupOf(k), disabled: a.disabled}
+		if a.delay > 0 {
+			e.state, e.runAt = mDelayed, time.Now().Add(a.delay)
+		} else {
+			e.state, e.seq = mPending, nextSeq()
+		}
+		model[k] = e
+		all = append(all, e)
+		note(e, "added")
+		return ""
+	}
+
 	keys := rapid.IntRange(0, 12)
 	rt.Repeat(map[string]func(*rapid.T){
 		"": func(rt *rapid.T) {
@@ -371,39 +429,33 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 		},
 		"add": func(rt *rapid.T) {
 			k := keys.Draw(rt, "key")
-			var opts []sched.AddOption
-			prio := sched.MinPriority
-			if rapid.Bool().Draw(rt, "high priority") {
-				prio = 5
-				opts = append(opts, sched.WithPriority(prio))
-			}
-			var delay time.Duration
-			if rapid.Bool().Draw(rt, "delayed") {
-				delay = time.Duration(rapid.IntRange(1, 3).Draw(rt, "delay s")) * base
-				opts = append(opts, sched.After(delay))
-			}
-			disabled := rapid.IntRange(0, 9).Draw(rt, "disabled") == 0
-			if disabled {
-				opts = append(opts, sched.Disabled())
-			}
+			a := drawAdd(rt)
 			mu.Lock() // keep handlers from running while the model changes
-			id, added, err := q.Add(ctx, k, opts...)
-			old := model[k]
-			want := old == nil || !live(old)
-			if err != nil || added != want {
-				failure = fmt.Sprintf("Add(%d) = %v, %v; model says added %v", k, added, err, want)
-			} else if added {
-				e := &mentry{key: k, id: id, priority: prio, group: groupOf(k), disabled: disabled}
-				if delay > 0 {
-					e.state, e.runAt = mDelayed, time.Now().Add(delay)
-				} else {
-					e.state, e.seq = mPending, nextSeq()
-				}
-				model[k] = e
-				all = append(all, e)
-				note(e, "added")
+			id, added, err := q.Add(ctx, k, a.opts...)
+			if err != nil {
+				failure = fmt.Sprintf("Add(%d): %v", k, err)
+			} else {
+				failure = addModel(k, id, added, a)
 			}
 			mu.Unlock()
+		},
+		"add all": func(rt *rapid.T) {
+			// Entries that become ready together, which batches of more
+			// than one are made of.
+			ks := rapid.SliceOfN(keys, 2, 4).Draw(rt, "keys")
+			a := drawAdd(rt)
+			mu.Lock()
+			defer mu.Unlock()
+			res, err := q.AddAll(ctx, ks, a.opts...)
+			if err != nil || len(res) != len(ks) {
+				failure = fmt.Sprintf("AddAll(%v) = %v, %v", ks, res, err)
+				return
+			}
+			for i, k := range ks {
+				if failure = addModel(k, res[i].ID, res[i].Added, a); failure != "" {
+					return
+				}
+			}
 		},
 		"finish": func(rt *rapid.T) {
 			mu.Lock()
@@ -580,7 +632,7 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 			note(e, "toggled")
 		},
 		"set cap": func(rt *rapid.T) {
-			maxConc = rapid.IntRange(0, 3).Draw(rt, "cap")
+			maxConc = rapid.IntRange(0, 5).Draw(rt, "cap")
 			if err := q.SetMaxConcurrency(maxConc); err != nil {
 				failure = err.Error()
 			}
