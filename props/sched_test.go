@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -23,6 +24,7 @@ import (
 // time, in a synctest bubble, and after every step, once the scheduler is
 // idle, compares it with a model:
 //
+//   - the scheduler goes idle: it does not spin (see spinClock);
 //   - no entry runs twice at once, and no two entries of a group;
 //   - the queue's cap is never exceeded, also by the rest of a batch
 //     taken before it was lowered; a paused queue never starts a run, a
@@ -156,7 +158,8 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 	fault := func(format string, args ...any) {
 		problems = append(problems, fmt.Sprintf(format, args...))
 	}
-	s, err := sched.New(sched.Config{Workers: workers, Loops: 1})
+	clock := &spinClock{release: make(chan struct{})}
+	s, err := sched.New(sched.Config{Workers: workers, Loops: 1, Clock: clock})
 	if err != nil {
 		return err.Error()
 	}
@@ -236,7 +239,13 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 			r.verdict <- succeed
 			synctest.Wait()
 		}
-		if err := s.Stop(ctx); err != nil && failure == "" {
+		// The readers the spin clock blocks go once Stop has cancelled
+		// the loops.
+		stopped := make(chan error, 1)
+		go func() { stopped <- s.Stop(ctx) }()
+		synctest.Wait()
+		close(clock.release)
+		if err := <-stopped; err != nil && failure == "" {
 			failure = "Stop: " + err.Error()
 		}
 	}()
@@ -304,6 +313,9 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 		defer mu.Unlock()
 		if len(problems) > 0 {
 			return problems[0]
+		}
+		if n := clock.reads.Swap(0); n > maxReads {
+			return fmt.Sprintf("the scheduler does not go idle: the clock was read %d times since the last check (a hot loop)", n)
 		}
 		now := time.Now()
 		for _, k := range started {
@@ -659,3 +671,39 @@ func groupBusy(all []*mentry, g string) bool {
 	}
 	return false
 }
+
+// maxReads is the most reads of the clock the model's scheduler may make
+// between two checks: a few for each entry that ran or became ready, far
+// below it.
+const maxReads = 1000
+
+// spinClock is the bubble's clock, its reads counted. A scheduler in a hot
+// loop (one that picks a queue and takes nothing, or takes a batch and puts
+// it back, for ever) never lets synctest.Wait return, and the test would
+// hang until its timeout; past maxReads since the last check the clock
+// blocks its readers instead, durably, until the test ends, and the check
+// reports the spin.
+type spinClock struct {
+	reads   atomic.Int64
+	release chan struct{} // closed when the test ends
+}
+
+func (c *spinClock) Now() time.Time {
+	if c.reads.Add(1) > maxReads {
+		<-c.release
+	}
+	return time.Now()
+}
+
+func (c *spinClock) NewTimer() sched.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return bubbleTimer{t}
+}
+
+// bubbleTimer is a timer of spinClock.
+type bubbleTimer struct{ t *time.Timer }
+
+func (t bubbleTimer) C() <-chan time.Time   { return t.t.C }
+func (t bubbleTimer) Reset(d time.Duration) { t.t.Reset(d) }
+func (t bubbleTimer) Stop()                 { t.t.Stop() }
