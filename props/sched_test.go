@@ -39,6 +39,8 @@ import (
 //     has retries left, then fails with MaxRetries+1 attempts; snoozes and
 //     reruns spend none, and an entry of a batch put back before it
 //     started spends no rerun either;
+//   - a delayed entry is not pending a nanosecond before its time (the
+//     model looks then too, and takes fall just before due times);
 //   - retention: final entries expire exactly at their state's TTL; a
 //     deleted entry is gone, a retried final one is pending again (at the
 //     tail, with its attempts reset if asked) unless its key is taken;
@@ -586,7 +588,11 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 		"sleep": func(rt *rapid.T) {
 			// Time passes due time by due time, so that what the scheduler
 			// starts at each is checked against the model of that instant.
-			end := time.Now().Add(time.Duration(rapid.IntRange(1, 8).Draw(rt, "quarter seconds")) * base / 4)
+			// Steps of a quarter second make adds and runs coincide with
+			// due times; a step short of one by a little has the next
+			// operations (and the takes they cause) fall just before them.
+			short := rapid.SampledFrom([]time.Duration{0, 0, time.Millisecond, base / 10}).Draw(rt, "short by")
+			end := time.Now().Add(time.Duration(rapid.IntRange(1, 8).Draw(rt, "quarter seconds"))*base/4 - short)
 			for {
 				next := end
 				for _, e := range all {
@@ -596,6 +602,11 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 					if e.final() && e.expiry().Before(next) {
 						next = e.expiry()
 					}
+				}
+				// Just before it, nothing due then has started or moved.
+				time.Sleep(time.Until(next) - time.Nanosecond)
+				if failure = settle(); failure != "" {
+					rt.Fatal(failure)
 				}
 				time.Sleep(time.Until(next))
 				mu.Lock()
