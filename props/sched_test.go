@@ -41,9 +41,10 @@ import (
 //     started spends no rerun either;
 //   - a delayed entry is not pending a nanosecond before its time (the
 //     model looks then too, and takes fall just before due times);
-//   - retention: final entries expire exactly at their state's TTL; a
-//     deleted entry is gone, a retried final one is pending again (at the
-//     tail, with its attempts reset if asked) unless its key is taken;
+//   - retention: final entries expire exactly at their state's TTL, and
+//     beyond the most kept of their state the oldest at once; a deleted
+//     entry is gone, a retried final one is pending again (at the tail,
+//     with its attempts reset if asked) unless its key is taken;
 //   - conservation: the queue's counts by state, and added = live +
 //     retained + expired + deleted, equal the model's.
 func TestSchedulerMatchesModel(t *testing.T) {
@@ -103,9 +104,12 @@ type mentry struct {
 	disabled  bool
 	lastStart time.Time
 	finished  time.Time // when it reached a final state
+	finSeq    int       // the order it reached it in, among entries that did
 }
 
-// The model's retention: final entries expire this long after they ended.
+// The model's retention: final entries expire this long after they ended,
+// or, beyond the most kept of their state (drawn for each run), the oldest
+// of them at once.
 const (
 	keepSucceeded = 2 * time.Second
 	keepFailed    = 3 * time.Second // poisoned too
@@ -125,6 +129,15 @@ func (e *mentry) expiry() time.Time {
 
 func (e *mentry) final() bool { return e.state >= mSucceeded && e.state <= mPoisoned }
 
+// kept returns the state whose count the retention of final entries of
+// state s is bounded by: a poisoned entry is kept as a failed one.
+func kept(s mstate) mstate {
+	if s == mPoisoned {
+		return mFailed
+	}
+	return s
+}
+
 // run is a handler call that waits for the test's verdict.
 type run struct {
 	key     int
@@ -141,6 +154,10 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 	grouped := rapid.Bool().Draw(rt, "grouped")
 	maxRetries := rapid.IntRange(0, 2).Draw(rt, "max retries")
 	maxReruns := rapid.IntRange(1, 3).Draw(rt, "max reruns")
+	maxKept := map[mstate]int{}
+	for _, st := range []mstate{mSucceeded, mFailed, mCancelled} {
+		maxKept[st] = rapid.SampledFrom([]int{1, 2, 1 << 20}).Draw(rt, "max kept")
+	}
 	ordered := workers == 1 && batch == 1 && !grouped // one run at a time, in take order
 
 	var (
@@ -217,7 +234,7 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 		Retry:     &retry,
 		MaxReruns: maxReruns,
 		Group:     group,
-		Retention: &sched.Retention{Succeeded: keepSucceeded, MaxSucceeded: 1 << 20, Failed: keepFailed, MaxFailed: 1 << 20, Cancelled: keepCancelled, MaxCancelled: 1 << 20},
+		Retention: &sched.Retention{Succeeded: keepSucceeded, MaxSucceeded: maxKept[mSucceeded], Failed: keepFailed, MaxFailed: maxKept[mFailed], Cancelled: keepCancelled, MaxCancelled: maxKept[mCancelled]},
 	})
 	if err != nil {
 		return err.Error()
@@ -521,7 +538,23 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 			if e.final() {
 				// A final entry is enabled: disabling is for live ones,
 				// and a retry runs it.
-				e.finished, e.disabled = now, false
+				e.finished, e.disabled, e.finSeq = now, false, nextSeq()
+				// Beyond the most kept, the oldest expire.
+				var same []*mentry
+				for _, x := range all {
+					if x.final() && kept(x.state) == kept(e.state) {
+						same = append(same, x)
+					}
+				}
+				slices.SortFunc(same, func(a, b *mentry) int {
+					if c := a.finished.Compare(b.finished); c != 0 {
+						return c
+					}
+					return cmp.Compare(a.finSeq, b.finSeq)
+				})
+				for _, x := range same[:max(len(same)-maxKept[kept(e.state)], 0)] {
+					x.state = mExpired
+				}
 			}
 			note(e, fmt.Sprintf("finished %d", v))
 			promote(now)
