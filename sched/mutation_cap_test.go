@@ -263,3 +263,68 @@ func TestTwoBatchesUnderALoweredCapStartOneRun(t *testing.T) {
 		}
 	})
 }
+
+// MaxConcurrency bounds the entries claimed by the batches taken after it
+// was lowered: a worker that ends its batch while another worker's batch,
+// taken under the higher cap, still holds its entries takes only the room
+// the lowered cap leaves, not a batch as large as the lowered cap's share.
+// (From mutation testing: dispatch computing the room as the cap, not the
+// cap less the entries in flight, survived every test; no more than the cap
+// ran, but an entry sat claimed past it.)
+func TestALoweredCapBoundsTheNextBatchClaimed(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s := newScheduler(t, sched.Config{Workers: 2, Logger: quiet})
+		gates := map[int]chan struct{}{}
+		for k := 1; k <= 8; k++ {
+			gates[k] = make(chan struct{})
+		}
+		var (
+			mu      sync.Mutex
+			started []int
+		)
+		q := must.Queue(t, s, "q", sched.QueueConfig[int, int]{
+			MaxConcurrency: 6, // 3 entries a batch with 2 workers
+			BatchSize:      3,
+			Handler: func(_ context.Context, j *sched.Job[int, int]) error {
+				mu.Lock()
+				started = append(started, j.Key)
+				mu.Unlock()
+				<-gates[j.Key]
+				return nil
+			},
+		})
+		q.Pause() // so that the loops take two batches of three: 1-3 and 4-6
+		for k := 1; k <= 6; k++ {
+			must.Add(t, q, k)
+		}
+		q.Resume()
+		synctest.Wait()
+		if c := must.Counts(t, q); c.Running != 2 || c.Awaiting != 4 {
+			t.Fatalf("counts %+v, want two batches of three, the first entry of each running", c)
+		}
+		// Lowered to 4, a batch takes 2 (4 ÷ 2 workers); the room left
+		// once the batch of 1-3 ends is 1, the batch of 4-6 holding 3.
+		if err := q.SetMaxConcurrency(4); err != nil {
+			t.Fatal(err)
+		}
+		must.Add(t, q, 7)
+		must.Add(t, q, 8)
+		for k := 1; k <= 3; k++ {
+			close(gates[k])
+		}
+		synctest.Wait()
+		if c := must.Counts(t, q); c.Awaiting+c.Running != 4 || c.Pending != 1 {
+			mu.Lock()
+			t.Errorf("counts %+v with a cap lowered to 4 (started %v); want 4 awaiting or running, 1 pending", c, started)
+			mu.Unlock()
+		}
+		for k := 4; k <= 8; k++ {
+			close(gates[k])
+		}
+		synctest.Wait()
+		if c := must.Counts(t, q); c.Succeeded+c.Expired != 8 {
+			t.Errorf("counts %+v, want 8 runs ended", c)
+		}
+	})
+}
