@@ -27,13 +27,27 @@ const (
 	demoMaxWork  = time.Hour
 )
 
+// validate returns an error naming the first value out of range, by the
+// flag that sets it.
 func (c demoConfig) validate() error {
-	if c.Jobs < 1 || c.Producers < 1 || c.Workers < 1 || c.Batch < 1 || c.FlakyEvery < 0 || c.Work < 0 {
-		return fmt.Errorf("invalid configuration %+v: counts must be positive", c)
+	for _, v := range []struct {
+		flag      string
+		n, lo, hi int
+	}{
+		{"jobs", c.Jobs, 1, demoMaxJobs},
+		{"producers", c.Producers, 1, demoMaxCount},
+		{"workers", c.Workers, 1, demoMaxCount},
+		{"batch", c.Batch, 1, demoMaxCount},
+	} {
+		if v.n < v.lo || v.n > v.hi {
+			return fmt.Errorf("invalid configuration: -%s %d: want %d to %d", v.flag, v.n, v.lo, v.hi)
+		}
 	}
-	if c.Jobs > demoMaxJobs || c.Producers > demoMaxCount || c.Workers > demoMaxCount || c.Batch > demoMaxCount || c.Work > demoMaxWork {
-		return fmt.Errorf("invalid configuration %+v: at most %d jobs, %d producers, workers and batch, and %v of work a job",
-			c, demoMaxJobs, demoMaxCount, demoMaxWork)
+	if c.FlakyEvery < 0 {
+		return fmt.Errorf("invalid configuration: -flaky %d: want 0 (none) or more", c.FlakyEvery)
+	}
+	if c.Work < 0 || c.Work > demoMaxWork {
+		return fmt.Errorf("invalid configuration: -work %v: want 0 to %v", c.Work, demoMaxWork)
 	}
 	return nil
 }

@@ -18,6 +18,10 @@
 //
 //	go run ./cmd/jobkit [-jobs 24] [-workers 3] [-batch 4] [-producers 2] [-flaky 6] [-work 2ms] [-http :8080]
 //
+// A flag out of range, or an -http address that cannot be listened on, is
+// refused at once, before the first part, with exit status 2, as a flag
+// that does not parse is.
+//
 // The cron subcommand prints the next run times of a cron spec:
 //
 //	go run ./cmd/jobkit cron "<spec>" [-n 5] [-tz Zone] [-from RFC3339]
@@ -64,15 +68,21 @@ flags:`)
 		os.Exit(2)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if scfg.HTTP != "" { // refuse a bad address now, not after the first part
+	// Refuse a bad flag now, as the flag package does one that does not
+	// parse, not once the first part has begun or run.
+	if err := cfg.validate(); err != nil {
+		usageError(err)
+	}
+	if scfg.HTTP != "" {
 		ln, err := net.Listen("tcp", scfg.HTTP)
 		if err != nil {
-			exit(ctx, fmt.Errorf("-http: %w", err))
+			usageError(fmt.Errorf("-http: %w", err))
 		}
 		scfg.listener = ln
 	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
 	fmt.Println("== distinct: producers and workers on one deduplicating queue")
 	if err := runDemo(ctx, os.Stdout, cfg); err != nil {
 		exit(ctx, err)
@@ -81,6 +91,14 @@ flags:`)
 	if err := runSched(ctx, os.Stdout, scfg); err != nil {
 		exit(ctx, err)
 	}
+}
+
+// usageError reports err, a bad flag, and exits with 2, as the flag
+// package does for a flag that does not parse.
+func usageError(err error) {
+	fmt.Fprintln(os.Stderr, "jobkit:", err)
+	fmt.Fprintln(os.Stderr, "run jobkit -h for usage")
+	os.Exit(2)
 }
 
 // exit reports err and exits: with 130, the shell's status for SIGINT, if
