@@ -35,7 +35,9 @@ type Options struct {
 
 	// Logger receives a record of every write (at Info), of failures (at
 	// Warn and Error) and of payloads that could not be encoded (at Debug).
-	// Defaults to slog.Default().
+	// Defaults to slog.Default(). A handler of it that panics or calls
+	// runtime.Goexit loses the record it was given, and nothing else: the
+	// request is still answered.
 	Logger *slog.Logger
 
 	// CrossOrigin guards the write routes against cross-site requests from
@@ -96,6 +98,7 @@ func New(insp *sched.Inspector, opts Options) (*Handler, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	opts.Logger = guardLogger(opts.Logger)
 	if opts.CrossOrigin == nil {
 		opts.CrossOrigin = new(http.CrossOriginProtection)
 	}
