@@ -57,7 +57,8 @@ type Config struct {
 
 	// Metrics, if not nil, counts rescues, poisonings and alerts by queue.
 	// A provider or counter that panics, or calls runtime.Goexit, switches
-	// them off (one error is logged); the reaper goes on.
+	// them off (one error is logged); the look and the reaper go on. They
+	// are called on a goroutine of their own that the look waits for.
 	Metrics MetricsProvider
 
 	// Logger receives the alerts (warnings) and rescues (info). Defaults to
@@ -255,8 +256,8 @@ func (r *Reaper) Start(ctx context.Context) error {
 
 // Stop stops the reaper and waits for its goroutine, or until ctx is done.
 // It is idempotent and safe without Start. It does not wait for abandoned
-// handlers; called from OnAlert or the Logger's handler on the reaper's
-// goroutine, it does not wait for the goroutine that calls it. It tells
+// handlers; called from OnAlert, a metric or the Logger's handler on the
+// reaper's goroutine, it does not wait for the goroutine that calls it. It tells
 // that goroutine by the functions on its stack, not by Reaper: an OnAlert
 // of one Reaper that stops another does not wait either.
 func (r *Reaper) Stop(ctx context.Context) error {
@@ -301,7 +302,7 @@ func (r *Reaper) Stats() Stats {
 }
 
 // loop looks once an Interval until ctx is done, then closes done. If
-// OnAlert, a metric or the Clock ends its goroutine (runtime.Goexit), which
+// OnAlert or the Clock ends its goroutine (runtime.Goexit), which
 // no deferred call can stop, a new loop takes its place: it holds nothing
 // between looks, so nothing is lost but the rest of that look.
 func (r *Reaper) loop(ctx context.Context, done chan<- struct{}) {
@@ -407,7 +408,7 @@ func (r *Reaper) checkTaken(ctx context.Context, now time.Time) {
 	}
 	// fresh holds the alerts listTaken marked raised and not raised yet.
 	// Should the look end before they are (a backend that panics as it
-	// lists, runtime.Goexit in OnAlert or a metric), they are forgotten
+	// lists, runtime.Goexit in OnAlert), they are forgotten
 	// again, so that the next look raises them, as it would had this
 	// look not listed them.
 	var fresh []Alert
@@ -554,27 +555,34 @@ func (r *Reaper) hook(a Alert) {
 }
 
 // count increments the counter that pick selects among queue's metrics. A
-// provider or a metric that panics or calls runtime.Goexit (see loop)
-// switches the reaper's metrics off, with one error logged: it never ends
-// the reaper or the process. A nil metric is skipped.
+// provider or a metric that panics or calls runtime.Goexit switches the
+// reaper's metrics off, with one error logged: it never ends the look, the
+// reaper or the process. A nil metric is skipped.
 func (r *Reaper) count(queue string, pick func(*queueMetrics) sched.CounterMetric) {
 	if r.cfg.Metrics == nil || r.metricsOff.Load() {
 		return
 	}
-	returned := false
-	defer func() {
-		v := recover()
-		if v == nil && !returned {
-			v = "runtime.Goexit"
+	// On a goroutine of its own, so that a runtime.Goexit ends that one,
+	// not the look's: the look goes on to its log records, OnAlert and the
+	// rest of its rescues.
+	var fault any
+	r.isolated(func() {
+		returned := false
+		defer func() {
+			if v := recover(); v != nil {
+				fault = v
+			} else if !returned {
+				fault = "runtime.Goexit"
+			}
+		}()
+		if c := pick(r.metricsOf(queue)); c != nil {
+			c.Inc()
 		}
-		if v != nil && r.metricsOff.CompareAndSwap(false, true) {
-			r.log(slog.LevelError, "recovery: a metric panicked; the reaper's metrics are off", slog.String("panic", panicval.String(v)))
-		}
-	}()
-	if c := pick(r.metricsOf(queue)); c != nil {
-		c.Inc()
+		returned = true
+	})
+	if fault != nil && r.metricsOff.CompareAndSwap(false, true) {
+		r.log(slog.LevelError, "recovery: a metric panicked; the reaper's metrics are off", slog.String("panic", panicval.String(fault)))
 	}
-	returned = true
 }
 
 // metricsOf returns queue's metrics, made at the first use. The provider
@@ -610,12 +618,19 @@ func (r *Reaper) metricsOf(queue string) *queueMetrics {
 // for it, as a Stop from OnAlert. Records are rare: the stack walk and the
 // goroutine cost nothing in the common case.
 func (r *Reaper) log(level slog.Level, msg string, attrs ...slog.Attr) {
-	f := func() { r.cfg.Logger.LogAttrs(context.Background(), level, msg, attrs...) }
+	r.isolated(func() { r.cfg.Logger.LogAttrs(context.Background(), level, msg, attrs...) })
+}
+
+// isolated calls f, the user's code, on a goroutine of its own and waits
+// for it, reporting whether f returned: a panic or runtime.Goexit of f
+// ends that goroutine and not the look's. A call of the reaper's goroutine
+// is made under the frame forLoop, by which a Stop from f knows not to
+// wait for the loop that waits for it.
+func (r *Reaper) isolated(f func()) bool {
 	if stack.Within(func(fn string) bool { return fn == loopFunc }) {
-		isolate.Call(func() { forLoop(f) })
-		return
+		return isolate.Call(func() { forLoop(f) })
 	}
-	isolate.Call(f)
+	return isolate.Call(f)
 }
 
 // forLoop calls f. It is the frame of a Logger call that the reaper's
