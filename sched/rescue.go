@@ -75,12 +75,12 @@ func (i *Inspector) Reap(ctx context.Context, now time.Time, grace time.Duration
 	var out []Rescue
 	var errs []error
 	for _, r := range rs {
-		var got []Rescue
-		err := r.base().call("Expired or Settle", func() (err error) {
-			got, err = r.reap(ctx, now, now.Add(-grace))
-			return err
+		// Appended to out as they are done, so that a backend that panics
+		// after a rescue loses none of those done from the answer (the
+		// reaper counts them).
+		err := r.base().call("Expired or Settle", func() error {
+			return r.reap(ctx, now, now.Add(-grace), &out)
 		})
-		out = append(out, got...)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -97,7 +97,8 @@ func (i *Inspector) Abandoned() int {
 	return int(i.s.abandoned.Load())
 }
 
-// reap rescues the claims of q whose leases ended before before.
+// reap rescues the claims of q whose leases ended before before, and
+// appends each rescue to *out as soon as it is done.
 //
 // The live batches are listed after Expired read the claims, so that a
 // batch that went live before then is asked, under its lock, which sees a
@@ -106,13 +107,12 @@ func (i *Inspector) Abandoned() int {
 // before, so that either the rescue comes first and the batch's Start
 // finds the claim stale, or the Start renewed the lease and the rescue is
 // stale.
-func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time) ([]Rescue, error) {
+func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time, out *[]Rescue) error {
 	claims, err := q.backend.Expired(ctx, before, nil)
 	if err != nil || len(claims) == 0 {
-		return nil, err
+		return err
 	}
 	lives := q.s.lives()
-	var out []Rescue
 	for i := range claims {
 		c := &claims[i]
 		r := Rescue{Queue: q.name, ID: c.ID, Gen: c.Gen}
@@ -148,15 +148,15 @@ func (q *Queue[T, K]) reap(ctx context.Context, now, before time.Time) ([]Rescue
 				if errchain.Is(err, ErrStale) || errchain.Is(err, ErrNotFound) {
 					continue
 				}
-				return out, err
+				return err
 			}
 			if o.Kind == OutcomePoisoned {
 				q.s.retained(&q.queueBase, o.Kind, now)
 			}
 		}
-		out = append(out, r)
+		*out = append(*out, r)
 	}
-	return out, nil
+	return nil
 }
 
 // lapsedTooOften is the error of claim c, poisoned as it is rescued at now:

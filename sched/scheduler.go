@@ -114,7 +114,7 @@ type runner interface {
 	delete(ctx context.Context, q *Query) (int, error)
 	retry(ctx context.Context, q *Query, reset bool) (int, error)
 	setDisabled(ctx context.Context, id ID, disabled bool) error
-	reap(ctx context.Context, now, before time.Time) ([]Rescue, error)
+	reap(ctx context.Context, now, before time.Time, out *[]Rescue) error
 	one(ctx context.Context, id ID, do func(*one) (int, error)) error
 	retryOne(ctx context.Context, o *one, reset bool) (int, error)
 	deleteOne(ctx context.Context, o *one) (int, error)
