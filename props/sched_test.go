@@ -177,7 +177,11 @@ func runSchedulerModel(rt *rapid.T) (failure string) {
 	fault := func(format string, args ...any) {
 		problems = append(problems, fmt.Sprintf(format, args...))
 	}
-	clock := &spinClock{release: make(chan struct{})}
+	defClock, err := sched.New(sched.Config{}) // for its default clock's timers
+	if err != nil {
+		return err.Error()
+	}
+	clock := &spinClock{Clock: defClock.Clock(), release: make(chan struct{})}
 	s, err := sched.New(sched.Config{Workers: workers, Loops: 1, Clock: clock})
 	if err != nil {
 		return err.Error()
@@ -728,8 +732,9 @@ const maxReads = 1000
 // blocks its readers instead, durably, until the test ends, and the check
 // reports the spin.
 type spinClock struct {
-	reads   atomic.Int64
-	release chan struct{} // closed when the test ends
+	sched.Clock // the default clock: its timers
+	reads       atomic.Int64
+	release     chan struct{} // closed when the test ends
 }
 
 func (c *spinClock) Now() time.Time {
@@ -738,16 +743,3 @@ func (c *spinClock) Now() time.Time {
 	}
 	return time.Now()
 }
-
-func (c *spinClock) NewTimer() sched.Timer {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return bubbleTimer{t}
-}
-
-// bubbleTimer is a timer of spinClock.
-type bubbleTimer struct{ t *time.Timer }
-
-func (t bubbleTimer) C() <-chan time.Time   { return t.t.C }
-func (t bubbleTimer) Reset(d time.Duration) { t.t.Reset(d) }
-func (t bubbleTimer) Stop()                 { t.t.Stop() }
